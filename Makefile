@@ -1,0 +1,27 @@
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench docs clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+demo: $(BIN)/.installed
+	@$(BIN)/python scripts/demo.py
+
+test: $(BIN)/.installed
+	$(BIN)/python -m pytest -q
+
+bench: $(BIN)/.installed
+	$(BIN)/python bench/lint_bench.py
+
+docs: $(BIN)/.installed
+	$(BIN)/python scripts/gen_docs.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

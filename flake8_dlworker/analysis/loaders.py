@@ -1,0 +1,76 @@
+"""DataLoader calls: which are torch's, which may start workers, what they send."""
+import ast
+
+from flake8_dlworker.analysis.names import DATALOADER
+
+#: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
+#:            collate_fn, pin_memory, drop_last, timeout, worker_init_fn, ...)
+NUM_WORKERS_POSITION = 5
+#: what a loader pickles into every worker, by keyword and position
+SENT_TO_WORKERS = {"dataset": 0, "sampler": 3, "batch_sampler": 4,
+                   "collate_fn": 6, "worker_init_fn": 10}
+_MAX_DEPTH = 6
+
+
+def is_dataloader_call(node, scope, facts):
+    return isinstance(node, ast.Call) and facts.qualname(node.func, scope) == DATALOADER
+
+
+def _is_zero(expr):
+    return (isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float))
+            and expr.value == 0)
+
+
+def may_have_workers(call):
+    """``num_workers`` absent or a literal 0 means none; anything else may be > 0."""
+    unknown = False
+    for kw in call.keywords:
+        if kw.arg == "num_workers":
+            return not _is_zero(kw.value)
+        if kw.arg is None:
+            unknown = True  # **kwargs may carry num_workers
+    args = call.args
+    for i, arg in enumerate(args):
+        if isinstance(arg, ast.Starred):
+            return True
+        if i == NUM_WORKERS_POSITION:
+            return not _is_zero(arg)
+    return unknown
+
+
+def forces_fork(call):
+    """``multiprocessing_context="fork"``: nothing is pickled, spawn rules do not apply."""
+    for kw in call.keywords:
+        if kw.arg == "multiprocessing_context":
+            return isinstance(kw.value, ast.Constant) and kw.value.value == "fork"
+    return False
+
+
+def sent_to_workers(call):
+    """(expression, role) for each argument the loader pickles into its workers."""
+    found = []
+    by_keyword = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+    for role, position in SENT_TO_WORKERS.items():
+        expr = by_keyword.get(role)
+        if expr is None and position < len(call.args):
+            expr = call.args[position]
+            if isinstance(expr, ast.Starred):
+                break
+        if expr is not None and not (isinstance(expr, ast.Constant) and expr.value is None):
+            found.append((expr, role))
+    return found
+
+
+def is_worker_loader(expr, scope, facts, depth=0):
+    """True when ``expr`` is (bound to) a torch DataLoader that may start workers."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(expr, ast.Call):
+        return is_dataloader_call(expr, scope, facts) and may_have_workers(expr)
+    if isinstance(expr, ast.Name):
+        for binding in facts.lookup(expr.id, scope):
+            value = binding.value
+            if isinstance(value, ast.expr) and is_worker_loader(
+                    value, binding.scope, facts, depth + 1):
+                return True
+    return False

@@ -1,0 +1,238 @@
+"""One walk over a module's ``ast`` tree, collecting the facts the rules need.
+
+The walk keeps a scope stack (module / function / class) and notes, for every
+piece of code, whether it runs when the module is imported: spawned workers
+re-import the main script as ``__mp_main__``, so every unguarded module-level
+statement runs again in each of them, and code inside ``if __name__ ==
+"__main__":`` does not.  Names are resolved after the walk, when every binding
+is known.
+"""
+import ast
+import os
+
+from flake8_dlworker.analysis.names import canonical, dotted, record_import
+
+#: where a definition lives, which decides whether a spawned worker can import it
+MODULE = "module"      # module level: importable by qualified name
+GUARD = "guard"        # inside ``if __name__ == "__main__":``: missing in ``__mp_main__``
+LOCAL = "local"        # inside a function body: ``f.<locals>.X`` cannot be pickled
+CLASS = "class"        # a class body: a method, reached through its instance
+MAIN_FILE = "main_file"  # a package's ``__main__.py``: not re-imported in workers
+
+
+class Binding:
+    """One thing a name was bound to: a definition, an assigned value, or unknown."""
+
+    __slots__ = ("name", "value", "place", "outer", "scope")
+
+    def __init__(self, name, value, place, outer, scope):
+        self.name = name
+        self.value = value      # FunctionDef / ClassDef / expression / None
+        self.place = place
+        self.outer = outer      # the enclosing function's name, for LOCAL
+        self.scope = scope      # the scope the value's names resolve in
+
+
+class Scope:
+    __slots__ = ("kind", "name", "node", "parent", "bindings", "aliases",
+                 "self_assigns", "methods", "place")
+
+    def __init__(self, kind, name, node, parent, place):
+        self.kind = kind          # "module" | "function" | "class"
+        self.name = name
+        self.node = node
+        self.parent = parent      # for name resolution: class scopes are skipped
+        self.place = place
+        self.bindings = {}
+        self.aliases = {}
+        self.self_assigns = []    # (attribute, value expr) for ``self.x = ...``
+        self.methods = {}         # class scopes: method name -> function Scope
+
+    def bind(self, name, value, place, outer=None, scope=None):
+        self.bindings.setdefault(name, []).append(
+            Binding(name, value, place, outer, scope or self))
+
+
+class ModuleFacts:
+    """Everything the rules read about one module."""
+
+    __slots__ = ("filename", "tree", "module", "is_main_file", "iterations", "calls",
+                 "top_statements", "scopes")
+
+    def __init__(self, filename, tree):
+        self.filename = filename
+        self.tree = tree
+        self.is_main_file = os.path.basename(filename or "") == "__main__.py"
+        self.module = Scope("module", "<module>", tree, None, MODULE)
+        #: (iterated expression, scope, owner): owner is an unguarded top-level
+        #: statement, a function Scope, or None for code that never runs on import
+        self.iterations = []
+        #: (Call node, scope, owner)
+        self.calls = []
+        #: unguarded module-level statements, in order
+        self.top_statements = []
+        #: FunctionDef / ClassDef node -> the Scope of its body
+        self.scopes = {}
+
+    # -- name resolution ---------------------------------------------------
+    def lookup(self, name, scope):
+        while scope is not None:
+            found = scope.bindings.get(name)
+            if found:
+                return found
+            scope = scope.parent
+        return ()
+
+    def qualname(self, expr, scope):
+        """The canonical qualified name an expression refers to through imports."""
+        parts = dotted(expr)
+        if parts is None:
+            return None
+        head = parts[0]
+        while scope is not None:
+            target = scope.aliases.get(head)
+            if target is not None:
+                return canonical(".".join([target] + parts[1:]))
+            if head in scope.bindings:
+                return None  # rebound locally: not the imported object
+            scope = scope.parent
+        return None
+
+
+def is_main_guard(stmt):
+    if not isinstance(stmt, ast.If):
+        return False
+    test = stmt.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    has_name = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+    has_main = any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
+    return has_name and has_main
+
+
+def analyze_module(tree, filename):
+    facts = ModuleFacts(filename, tree)
+    walker = _Walker(facts)
+    module = facts.module
+    top_place = MAIN_FILE if facts.is_main_file else MODULE
+    for stmt in tree.body:
+        if is_main_guard(stmt):
+            walker.visit(stmt.test, module, None, GUARD)
+            for inner in stmt.body:
+                walker.visit(inner, module, None, GUARD)
+            for inner in stmt.orelse:
+                walker.top(inner, top_place)
+        else:
+            walker.top(stmt, top_place)
+    return facts
+
+
+class _Walker:
+    __slots__ = ("facts",)
+
+    def __init__(self, facts):
+        self.facts = facts
+
+    def top(self, stmt, place):
+        # A package's __main__.py is not re-run in workers (spawn skips
+        # "__main__" module names), so its module-level code starts nothing twice.
+        owner = None if place == MAIN_FILE else stmt
+        if owner is not None:
+            self.facts.top_statements.append(stmt)
+        self.visit(stmt, self.facts.module, owner, place)
+
+    def visit(self, node, scope, owner, place):
+        # An explicit stack instead of recursion: deep expressions stay cheap.
+        stack = [(node, scope, owner, place)]
+        facts = self.facts
+        while stack:
+            node, scope, owner, place = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._function(node, scope, owner, place, stack)
+                continue
+            if isinstance(node, ast.ClassDef):
+                self._class(node, scope, owner, place, stack)
+                continue
+            if isinstance(node, ast.Lambda):
+                # a lambda's body runs only when called
+                for d in node.args.defaults + [d for d in node.args.kw_defaults if d]:
+                    stack.append((d, scope, owner, place))
+                stack.append((node.body, scope, None, place))
+                continue
+            if isinstance(node, ast.Call):
+                facts.calls.append((node, scope, owner))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                record_import(node, scope.aliases)
+                continue
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._bind_target(target, node.value, scope, place)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                if node.value is not None:
+                    self._bind_target(node.target, node.value, scope, place)
+            elif isinstance(node, ast.NamedExpr):
+                self._bind_target(node.target, node.value, scope, place)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                facts.iterations.append((node.iter, scope, owner))
+                self._bind_target(node.target, None, scope, place)
+            elif isinstance(node, ast.comprehension):
+                facts.iterations.append((node.iter, scope, owner))
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        self._bind_target(item.optional_vars, item.context_expr, scope, place)
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, scope, owner, place))
+
+    def _bind_target(self, target, value, scope, place):
+        if isinstance(target, ast.Name):
+            scope.bind(target.id, value, place, _outer(scope))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._bind_target(elt, None, scope, place)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, None, scope, place)
+        elif (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+              and target.value.id == "self" and scope.kind == "function"
+              and value is not None):
+            scope.self_assigns.append((target.attr, value))
+
+    def _function(self, node, scope, owner, place, stack):
+        scope.bind(node.name, node, place, _outer(scope))
+        for d in node.decorator_list + node.args.defaults + [
+                d for d in node.args.kw_defaults if d]:
+            stack.append((d, scope, owner, place))
+        parent = scope.parent if scope.kind == "class" else scope
+        inner = Scope("function", node.name, node, parent, LOCAL)
+        self.facts.scopes[node] = inner
+        if scope.kind == "class":
+            scope.methods[node.name] = inner
+        args = node.args
+        for arg in args.posonlyargs + args.args + args.kwonlyargs:
+            inner.bind(arg.arg, None, LOCAL)
+        for arg in (args.vararg, args.kwarg):
+            if arg is not None:
+                inner.bind(arg.arg, None, LOCAL)
+        for stmt in node.body:
+            stack.append((stmt, inner, inner, LOCAL))
+
+    def _class(self, node, scope, owner, place, stack):
+        scope.bind(node.name, node, place, _outer(scope))
+        for d in node.decorator_list + node.bases + [k.value for k in node.keywords]:
+            stack.append((d, scope, owner, place))
+        parent = scope.parent if scope.kind == "class" else scope
+        inner = Scope("class", node.name, node, parent, CLASS)
+        self.facts.scopes[node] = inner
+        for stmt in node.body:
+            stack.append((stmt, inner, owner, CLASS))
+
+
+def _outer(scope):
+    """The nearest enclosing function's name, for ``f.<locals>`` messages."""
+    while scope is not None and scope.kind == "class":
+        scope = scope.parent
+    if scope is not None and scope.kind == "function":
+        return scope.name
+    return None

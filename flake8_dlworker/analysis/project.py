@@ -1,0 +1,95 @@
+"""What one file cannot answer: code imported from the script's own folder.
+
+An unguarded ``main()`` imported from a sibling module still starts workers in
+every re-import of the script.  astroid's module resolution finds the sibling's
+file (searching only the script's folder, so installed libraries are never
+opened); the sibling is then read with the same one-file analysis.  Lazy, and
+bounded: at most ``MAX_MODULES`` modules per linted file.
+"""
+import ast
+import os
+
+from flake8_dlworker.analysis.module import analyze_module
+
+MAX_MODULES = 8
+
+
+class Project:
+    __slots__ = ("base", "_facts", "_opened")
+
+    def __init__(self, filename):
+        self.base = os.path.dirname(os.path.abspath(filename or "."))
+        self._facts = {}
+        self._opened = 0
+
+    def module(self, modname):
+        """The facts of a module of the script's folder, or None."""
+        if modname in self._facts:
+            return self._facts[modname]
+        facts = None
+        if self._opened < MAX_MODULES:
+            path = self._resolve(modname)
+            if path is not None:
+                self._opened += 1
+                facts = _read(path)
+        self._facts[modname] = facts
+        return facts
+
+    def _resolve(self, modname):
+        from astroid import modutils  # heavy: imported only when a sibling is asked for
+
+        try:
+            path = modutils.file_from_modpath(modname.split("."), path=[self.base])
+        except (ImportError, SyntaxError, ValueError, AttributeError):
+            return None
+        if not path or not path.endswith(".py"):
+            return None
+        path = os.path.abspath(path)
+        if os.path.dirname(path) != self.base and not path.startswith(self.base + os.sep):
+            return None
+        return path
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return analyze_module(tree, path)
+
+
+def top_function(facts, name):
+    """The body Scope of a module-level function ``name`` in ``facts``."""
+    for binding in facts.module.bindings.get(name, ()):
+        if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return facts.scopes.get(binding.value)
+    return None
+
+
+def calls_sibling_at_top(tree, filename):
+    """Cheap look at the top-level statements only: an unguarded call to a function
+    imported from a module that lies beside ``filename``."""
+    imported = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            for alias in stmt.names:
+                imported[alias.asname or alias.name] = stmt.module
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                imported[(alias.asname or alias.name).partition(".")[0]] = alias.name
+    if not imported:
+        return False
+    base = os.path.dirname(os.path.abspath(filename or "."))
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            continue
+        func = stmt.value.func
+        while isinstance(func, ast.Attribute):
+            func = func.value
+        module = imported.get(func.id) if isinstance(func, ast.Name) else None
+        if module is not None:
+            head = os.path.join(base, module.partition(".")[0])
+            if os.path.isfile(head + ".py") or os.path.isdir(head):
+                return True
+    return False

@@ -1,0 +1,185 @@
+"""DLW101: worker processes started from code that every spawned worker re-runs."""
+import ast
+import os
+from collections import deque
+
+from flake8_dlworker.analysis.loaders import is_dataloader_call, is_worker_loader
+from flake8_dlworker.analysis.names import PROCESS_CLASSES, STARTERS
+from flake8_dlworker.analysis.project import Project, top_function
+from flake8_dlworker.catalog import RULES
+from flake8_dlworker.rules import Finding
+
+CODE = "DLW101"
+#: builtins that iterate what they are given
+_ITERATING = frozenset(("iter", "next", "list", "tuple", "set", "frozenset", "enumerate",
+                        "zip", "sorted", "sum", "any", "all", "min", "max", "map",
+                        "filter", "dict", "reversed"))
+#: builtins that take a loader without iterating it
+_HARMLESS = frozenset(("len", "print", "isinstance", "issubclass", "type", "id", "repr",
+                       "str", "hasattr", "getattr", "setattr", "delattr", "vars", "dir",
+                       "hash", "callable", "format", "super"))
+
+
+def check(facts):
+    ops, edges = _operations(facts)
+    project = None
+    for stmt in facts.top_statements:
+        chain = _first_chain(stmt, ops, edges)
+        if chain is None:
+            imported = _imported_calls(facts, stmt)
+            if imported:
+                project = project or Project(facts.filename)
+                chain = _imported_chain(imported, project)
+        if chain is not None:
+            yield Finding(stmt.lineno, stmt.col_offset, CODE,
+                          RULES[CODE].message.format(chain=chain))
+
+
+def _imported_calls(facts, stmt):
+    """(module, function) for each call in ``stmt`` to a from-imported function."""
+    found = []
+    for call, scope, owner in facts.calls:
+        if owner is stmt:
+            qualname = facts.qualname(call.func, scope)
+            if qualname and "." in qualname and qualname not in STARTERS:
+                found.append(tuple(qualname.rsplit(".", 1)))
+    return found
+
+
+def _imported_chain(imported, project):
+    for modname, name in imported:
+        facts = project.module(modname)
+        if facts is None:
+            continue
+        scope = top_function(facts, name)
+        if scope is None:
+            continue
+        ops, edges = _operations(facts)
+        chain = _first_chain(scope, ops, edges, ["%s.%s()" % (modname, name)])
+        if chain is not None:
+            return chain + " in " + os.path.basename(facts.filename)
+    return None
+
+
+def _first_chain(start, ops, edges, names=()):
+    """Shortest chain of same-module calls from ``start`` to a worker start."""
+    stmt = start
+    queue = deque([(stmt, list(names))])
+    seen = {stmt}
+    while queue:
+        owner, names = queue.popleft()
+        if owner in ops:
+            return " -> ".join(names + [ops[owner][0]])
+        for scope, line in edges.get(owner, ()):
+            if scope not in seen:
+                seen.add(scope)
+                queue.append((scope, names + [scope.name + "()"]))
+    return None
+
+
+def _operations(facts):
+    """owner -> worker-start descriptions; owner -> [(function scope, line)] it calls."""
+    ops, edges = {}, {}
+    for expr, scope, owner in facts.iterations:
+        if owner is not None and _iterates_loader(expr, scope, facts):
+            ops.setdefault(owner, []).append(
+                "DataLoader iterated at line %d" % expr.lineno)
+    for call, scope, owner in facts.calls:
+        if owner is None:
+            continue
+        what = _starts_workers(call, scope, facts)
+        if what is not None:
+            ops.setdefault(owner, []).append("%s at line %d" % (what, call.lineno))
+            continue
+        callee = _local_function(call.func, scope, facts)
+        if callee is not None:
+            edges.setdefault(owner, []).append((callee, call.lineno))
+    return ops, edges
+
+
+def _iterates_loader(expr, scope, facts):
+    if is_worker_loader(expr, scope, facts):
+        return True
+    # tqdm(loader), enumerate(loader), zip(a, b): iterating the wrapper iterates the loader
+    return isinstance(expr, ast.Call) and any(
+        is_worker_loader(arg, scope, facts) for arg in expr.args)
+
+
+def _starts_workers(call, scope, facts):
+    func = call.func
+    qualname = facts.qualname(func, scope)
+    if qualname in STARTERS:
+        return STARTERS[qualname]
+    if isinstance(func, ast.Attribute):
+        if func.attr == "start" and _is_process(func.value, scope, facts):
+            return "Process started"
+        if func.attr == "Pool" and _is_context(func.value, scope, facts):
+            return "Pool created"
+    arguments = list(call.args) + [kw.value for kw in call.keywords]
+    if not any(is_worker_loader(arg, scope, facts) for arg in arguments):
+        return None
+    if isinstance(func, ast.Name) and not facts.lookup(func.id, scope) \
+            and facts.qualname(func, scope) is None:
+        if func.id in _ITERATING:
+            return "DataLoader iterated"
+        if func.id in _HARMLESS:
+            return None
+    if is_dataloader_call(call, scope, facts):
+        return None
+    return "DataLoader passed to %s()" % _call_name(func)
+
+
+def _call_name(func):
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return "a call"
+
+
+def _is_process(expr, scope, facts, depth=0):
+    if depth > 4:
+        return False
+    if isinstance(expr, ast.Call):
+        if facts.qualname(expr.func, scope) in PROCESS_CLASSES:
+            return True
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "Process":
+            return _is_context(expr.func.value, scope, facts)
+        return _is_process_subclass(expr.func, scope, facts)
+    if isinstance(expr, ast.Name):
+        return any(isinstance(b.value, ast.expr) and _is_process(b.value, b.scope, facts, depth + 1)
+                   for b in facts.lookup(expr.id, scope))
+    return False
+
+
+def _is_process_subclass(func, scope, facts):
+    if not isinstance(func, ast.Name):
+        return False
+    for binding in facts.lookup(func.id, scope):
+        if isinstance(binding.value, ast.ClassDef):
+            for base in binding.value.bases:
+                if facts.qualname(base, binding.scope) in PROCESS_CLASSES:
+                    return True
+    return False
+
+
+def _is_context(expr, scope, facts, depth=0):
+    """``multiprocessing.get_context(...)`` or a name bound to it."""
+    if depth > 4:
+        return False
+    if isinstance(expr, ast.Call):
+        return facts.qualname(expr.func, scope) == "multiprocessing.get_context"
+    if isinstance(expr, ast.Name):
+        return any(isinstance(b.value, ast.expr) and _is_context(b.value, b.scope, facts, depth + 1)
+                   for b in facts.lookup(expr.id, scope))
+    return False
+
+
+def _local_function(func, scope, facts):
+    """The body Scope of a same-module function that ``func`` names, if any."""
+    if not isinstance(func, ast.Name):
+        return None
+    for binding in facts.lookup(func.id, scope):
+        if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return facts.scopes.get(binding.value)
+    return None

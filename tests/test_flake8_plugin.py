@@ -1,0 +1,94 @@
+"""The plugin as flake8 loads it: registration, options, noqa, the prefilter."""
+import subprocess
+import sys
+import textwrap
+
+UNGUARDED = textwrap.dedent("""\
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(list(range(8)), num_workers=2, collate_fn=lambda b: b)
+    for batch in loader:
+        pass
+""")
+
+
+def flake8(path, *options):
+    cmd = [sys.executable, "-m", "flake8", "--isolated", "--select", "DLW", *options, str(path)]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def test_reports_with_default_spawn(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(UNGUARDED)
+    out = flake8(script)
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.splitlines() == [
+        "%s:3:63: DLW102 lambda passed as collate_fn is not picklable under spawn; "
+        "define a module-level function" % script,
+        "%s:4:1: DLW101 unguarded module-level code starts worker processes "
+        "(DataLoader iterated at line 4); move it under if __name__ == \"__main__\":" % script,
+    ]
+
+
+def test_forkserver_is_named_in_the_message(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(UNGUARDED)
+    out = flake8(script, "--dlw-start-method", "forkserver")
+    assert "not picklable under forkserver" in out.stdout
+
+
+def test_fork_start_method_silences(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(UNGUARDED)
+    out = flake8(script, "--dlw-start-method", "fork")
+    assert (out.returncode, out.stdout) == (0, "")
+
+
+def test_start_method_from_config(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(UNGUARDED)
+    (tmp_path / "setup.cfg").write_text("[flake8]\nselect = DLW\ndlw-start-method = fork\n")
+    cmd = [sys.executable, "-m", "flake8", "train.py"]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+
+
+def test_bad_start_method_is_a_usage_error(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(UNGUARDED)
+    out = flake8(script, "--dlw-start-method", "thread")
+    assert out.returncode == 2
+    assert "invalid choice" in out.stderr
+
+
+def test_noqa(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(UNGUARDED.replace("lambda b: b)", "lambda b: b)  # noqa: DLW102"))
+    out = flake8(script)
+    assert [line.split()[1] for line in out.stdout.splitlines()] == ["DLW101"]
+
+
+def test_registered_in_version_banner():
+    out = subprocess.run([sys.executable, "-m", "flake8", "--version"],
+                         capture_output=True, text=True)
+    assert "flake8-dlworker" in out.stdout
+
+
+def test_unguarded_call_into_sibling_module(tmp_path):
+    (tmp_path / "trainlib.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader
+
+        def fit(data):
+            for batch in DataLoader(data, num_workers=2):
+                pass
+
+        def main():
+            fit(list(range(8)))
+    """))
+    (tmp_path / "run.py").write_text("from trainlib import main\n\nmain()\n")
+    out = flake8(tmp_path / "run.py")
+    assert out.stdout.split(": ", 1)[1].strip() == (
+        "DLW101 unguarded module-level code starts worker processes (trainlib.main() -> "
+        "fit() -> DataLoader iterated at line 4 in trainlib.py); "
+        "move it under if __name__ == \"__main__\":")
+    assert flake8(tmp_path / "trainlib.py").stdout == ""
