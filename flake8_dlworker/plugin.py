@@ -1,5 +1,5 @@
 """The flake8 entry point: options, the prefilter, and the findings of every rule."""
-from flake8_dlworker import __version__
+import flake8_dlworker
 from flake8_dlworker.analysis import analyze_module
 from flake8_dlworker.analysis.project import calls_sibling_at_top
 from flake8_dlworker.rules import pickling, unguarded
@@ -28,7 +28,7 @@ def might_start_workers(source):
 
 class DataLoaderWorkerChecker:
     name = "flake8-dlworker"
-    version = __version__
+    version = flake8_dlworker.__version__
     start_method = "spawn"
 
     __slots__ = ("_tree", "_filename", "_lines")
