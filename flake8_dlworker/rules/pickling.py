@@ -155,13 +155,15 @@ class _Tracer:
 
     def _method(self, attr, scope, depth):
         """``obj.method`` where ``obj`` is an instance of a class a worker cannot import."""
-        if not isinstance(attr.value, ast.Name):
-            return
-        for binding in self.facts.lookup(attr.value.id, scope):
-            value = binding.value
+        instances = []
+        if isinstance(attr.value, ast.Call):
+            instances.append((attr.value, scope))
+        elif isinstance(attr.value, ast.Name):
+            instances.extend((b.value, b.scope) for b in self.facts.lookup(attr.value.id, scope))
+        for value, value_scope in instances:
             if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
                 continue
-            for cls in self.facts.lookup(value.func.id, binding.scope):
+            for cls in self.facts.lookup(value.func.id, value_scope):
                 if isinstance(cls.value, ast.ClassDef):
                     self._definition("method", "%s.%s" % (cls.value.name, attr.attr),
                                      cls, self.role)
