@@ -70,15 +70,16 @@ def make_env(name, with_plugin):
 def time_flake8(env, files):
     cmd = [python_of(env), "-m", "flake8", "--isolated", "--jobs", "1", "--exit-zero"]
     start = time.perf_counter()
-    subprocess.run(cmd + files, stdout=subprocess.DEVNULL, check=True)
+    # cwd outside the repository: its egg-info would register the plugin in "bare" too
+    subprocess.run(cmd + files, stdout=subprocess.DEVNULL, check=True, cwd=str(ENVS))
     return time.perf_counter() - start
 
 
 def import_ms(env, module, repeat=5):
     code = ("import time; t = time.perf_counter(); import %s; "
             "print((time.perf_counter() - t) * 1000)" % module)
-    runs = [float(subprocess.run([python_of(env), "-c", code], capture_output=True,
-                                 text=True, check=True).stdout) for _ in range(repeat)]
+    runs = [float(subprocess.run([python_of(env), "-c", code], capture_output=True, text=True,
+                                 check=True, cwd=str(ENVS)).stdout) for _ in range(repeat)]
     return statistics.median(runs)
 
 

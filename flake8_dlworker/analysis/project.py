@@ -27,13 +27,17 @@ class Project:
         if modname in self._facts:
             return self._facts[modname]
         facts = None
-        if self._opened < MAX_MODULES:
+        if self._opened < MAX_MODULES and self._beside(modname):
             path = self._resolve(modname)
             if path is not None:
                 self._opened += 1
                 facts = _read(path)
         self._facts[modname] = facts
         return facts
+
+    def _beside(self, modname):
+        """A cheap stat before astroid: does the module's top package lie here?"""
+        return _lies_beside(self.base, modname)
 
     def _resolve(self, modname):
         from astroid import modutils  # heavy: imported only when a sibling is asked for
@@ -88,8 +92,11 @@ def calls_sibling_at_top(tree, filename):
         while isinstance(func, ast.Attribute):
             func = func.value
         module = imported.get(func.id) if isinstance(func, ast.Name) else None
-        if module is not None:
-            head = os.path.join(base, module.partition(".")[0])
-            if os.path.isfile(head + ".py") or os.path.isdir(head):
-                return True
+        if module is not None and _lies_beside(base, module):
+            return True
     return False
+
+
+def _lies_beside(base, modname):
+    head = os.path.join(base, modname.partition(".")[0])
+    return os.path.isfile(head + ".py") or os.path.isdir(head)

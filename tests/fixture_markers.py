@@ -1,0 +1,19 @@
+"""The fixtures and the findings their `# DLW1xx: COL` markers promise."""
+import re
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+MARKER = re.compile(r"#\s*(DLW\d{3}):\s*(\d+)")
+
+
+def fixture_files():
+    return sorted(p for p in FIXTURES.rglob("*.py") if p.name != "__init__.py")
+
+
+def expected_findings(path):
+    """{(line, col, code)} from the markers in one fixture."""
+    found = set()
+    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+        for code, col in MARKER.findall(line):
+            found.add((lineno, int(col), code))
+    return found
