@@ -7,8 +7,9 @@ from flake8_dlworker.rules import pickling, unguarded
 START_METHODS = ("spawn", "forkserver", "fork")
 #: the catalog codes this checker reports; the others are detected elsewhere or later
 IMPLEMENTED = frozenset(("DLW101", "DLW102", "DLW103", "DLW104"))
-#: a module that mentions none of these cannot start a worker
-_PREFILTER = ("DataLoader", "Process", "Pool", "spawn", "start_processes")
+#: a module that mentions none of these imports nothing that starts a worker
+_PREFILTER = ("DataLoader", "multiprocessing", "ProcessPoolExecutor", "utils.data",
+              "utils import data")
 
 
 def findings(tree, filename, start_method="spawn"):
