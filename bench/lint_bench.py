@@ -9,7 +9,6 @@ job over the same corpus (by default a slice of the installed torch sources;
     python bench/lint_bench.py [--all] [--repeat 3] [--corpus DIR ...]
 """
 import argparse
-import os
 import statistics
 import subprocess
 import sys

@@ -1,7 +1,7 @@
 """The flake8 entry point: options, the prefilter, and the findings of every rule."""
 import flake8_dlworker
 from flake8_dlworker.analysis import analyze_module
-from flake8_dlworker.analysis.project import calls_sibling_at_top
+from flake8_dlworker.analysis.project import Project, calls_sibling_at_top
 from flake8_dlworker.rules import pickling, unguarded
 
 START_METHODS = ("spawn", "forkserver", "fork")
@@ -17,8 +17,9 @@ def findings(tree, filename, start_method="spawn"):
     if start_method == "fork":
         return []  # DLW101-DLW104 only break when workers are spawned
     facts = analyze_module(tree, filename)
-    found = list(unguarded.check(facts))
-    found.extend(pickling.check(facts, start_method))
+    project = Project(filename)  # sibling modules, read lazily and at most once each
+    found = list(unguarded.check(facts, project))
+    found.extend(pickling.check(facts, start_method, project))
     found.sort()
     return found
 

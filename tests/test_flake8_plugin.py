@@ -92,3 +92,32 @@ def test_unguarded_call_into_sibling_module(tmp_path):
         "fit() -> DataLoader iterated at line 4 in trainlib.py); "
         "move it under if __name__ == \"__main__\":")
     assert flake8(tmp_path / "trainlib.py").stdout == ""
+
+
+def test_dataset_class_imported_from_sibling_module(tmp_path):
+    (tmp_path / "data.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import Dataset
+
+        class Squares(Dataset):
+            def __init__(self):
+                self.fn = lambda x: x * x
+
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, i):
+                return self.fn(i)
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader
+        from data import Squares
+
+        if __name__ == "__main__":
+            print(list(DataLoader(Squares(), num_workers=2)))
+    """))
+    out = flake8(tmp_path / "train.py")
+    assert out.stdout.split(": ", 1)[1].strip() == (
+        "DLW102 lambda passed as attribute 'fn' of Squares (data.py:5) is not picklable "
+        "under spawn; define a module-level function")
+    assert out.stdout.split(":")[1:3] == ["5", "27"]
+    assert flake8(tmp_path / "data.py").stdout == ""

@@ -7,6 +7,7 @@ body (DLW103), and one defined only in the ``__main__`` guard or a package's
 ``__main__.py`` (DLW104) cannot reach a worker.
 """
 import ast
+import os
 
 from flake8_dlworker.analysis.loaders import (
     forces_fork, is_dataloader_call, may_have_workers, sent_to_workers)
@@ -26,7 +27,7 @@ _DEFINED_IN = {
 }
 
 
-def check(facts, method):
+def check(facts, method, project):
     seen = set()
     for call, scope, _owner in facts.calls:
         if not is_dataloader_call(call, scope, facts) or not may_have_workers(call):
@@ -34,7 +35,7 @@ def check(facts, method):
         if forces_fork(call):
             continue
         for expr, role in sent_to_workers(call):
-            tracer = _Tracer(facts, method, expr, role)
+            tracer = _Tracer(facts, method, expr, role, project)
             tracer.trace(expr, scope, role, 0)
             for finding in tracer.findings:
                 key = finding[:3]
@@ -50,15 +51,16 @@ def _role_text(role):
 class _Tracer:
     """Follows one argument of a loader call to what it carries into the worker."""
 
-    __slots__ = ("facts", "method", "top", "role", "findings", "visited")
+    __slots__ = ("facts", "method", "top", "role", "findings", "visited", "project")
 
-    def __init__(self, facts, method, top, role):
+    def __init__(self, facts, method, top, role, project):
         self.facts = facts
         self.method = method
         self.top = top          # DLW103/104 are reported at the loader's argument
         self.role = role
         self.findings = []
         self.visited = set()
+        self.project = project  # sibling modules, for dataset classes imported from them
 
     def trace(self, expr, scope, role, depth):
         if depth > _MAX_DEPTH or id(expr) in self.visited:
@@ -82,9 +84,14 @@ class _Tracer:
         elif isinstance(expr, ast.Attribute):
             self._method(expr, scope, depth)
 
-    def _lambda(self, node, role):
+    def _lambda(self, node, role, elsewhere=None):
+        """Report at the lambda, or at the loader argument when it lies in another file."""
+        at = node
+        if elsewhere is not None:
+            role = "%s (%s:%d)" % (role, os.path.basename(elsewhere), node.lineno)
+            at = self.top
         text = RULES["DLW102"].message.format(role=_role_text(role), method=self.method)
-        self.findings.append(Finding(node.lineno, node.col_offset, "DLW102", text))
+        self.findings.append(Finding(at.lineno, at.col_offset, "DLW102", text))
 
     def _binding(self, binding, role, depth):
         value = binding.value
@@ -127,31 +134,45 @@ class _Tracer:
                 if isinstance(binding.value, ast.ClassDef):
                     self._definition("class", binding.value.name, binding, role)
                     self._class_attributes(binding.value, depth)
+        if qualname and "." in qualname:
+            self._imported_class(qualname, depth)
         for arg in call.args:
             self.trace(arg, scope, role, depth + 1)
         for kw in call.keywords:
             if kw.arg != "key":  # sorted(key=...) style: called, not stored
                 self.trace(kw.value, scope, role, depth + 1)
 
-    def _class_attributes(self, classdef, depth):
-        """``self.x = lambda ...`` in ``__init__`` of the class or its local bases."""
+    def _imported_class(self, qualname, depth):
+        """A dataset class imported from a module beside this file."""
+        modname, name = qualname.rsplit(".", 1)
+        other = self.project.module(modname)
+        if other is None:
+            return
+        for binding in other.module.bindings.get(name, ()):
+            if isinstance(binding.value, ast.ClassDef):
+                self._class_attributes(binding.value, depth, other)
+
+    def _class_attributes(self, classdef, depth, facts=None):
+        """``self.x = lambda ...`` in ``__init__`` of the class or its bases."""
+        facts = facts or self.facts
         if depth > _MAX_DEPTH or id(classdef) in self.visited:
             return
         self.visited.add(id(classdef))
-        class_scope = self.facts.scopes.get(classdef)
+        class_scope = facts.scopes.get(classdef)
         if class_scope is None:
             return
+        elsewhere = facts.filename if facts is not self.facts else None
         init = class_scope.methods.get("__init__")
         if init is not None:
             for attr, value in init.self_assigns:
                 role = "attribute '%s' of %s" % (attr, classdef.name)
                 if isinstance(value, ast.Lambda):
-                    self._lambda(value, role)
+                    self._lambda(value, role, elsewhere)
         for base in classdef.bases:
             if isinstance(base, ast.Name):
-                for binding in self.facts.lookup(base.id, class_scope.parent):
+                for binding in facts.lookup(base.id, class_scope.parent):
                     if isinstance(binding.value, ast.ClassDef):
-                        self._class_attributes(binding.value, depth + 1)
+                        self._class_attributes(binding.value, depth + 1, facts)
 
     def _method(self, attr, scope, depth):
         """``obj.method`` where ``obj`` is an instance of a class a worker cannot import."""

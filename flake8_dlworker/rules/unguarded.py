@@ -5,7 +5,7 @@ from collections import deque
 
 from flake8_dlworker.analysis.loaders import is_dataloader_call, is_worker_loader
 from flake8_dlworker.analysis.names import PROCESS_CLASSES, STARTERS
-from flake8_dlworker.analysis.project import Project, top_function
+from flake8_dlworker.analysis.project import top_function
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
@@ -20,15 +20,13 @@ _HARMLESS = frozenset(("len", "print", "isinstance", "issubclass", "type", "id",
                        "hash", "callable", "format", "super"))
 
 
-def check(facts):
+def check(facts, project):
     ops, edges = _operations(facts)
-    project = None
     for stmt in facts.top_statements:
         chain = _first_chain(stmt, ops, edges)
         if chain is None:
             imported = _imported_calls(facts, stmt)
             if imported:
-                project = project or Project(facts.filename)
                 chain = _imported_chain(imported, project)
         if chain is not None:
             yield Finding(stmt.lineno, stmt.col_offset, CODE,
