@@ -20,6 +20,20 @@ CLASS = "class"        # a class body: a method, reached through its instance
 MAIN_FILE = "main_file"  # a package's ``__main__.py``: not re-imported in workers
 
 
+#: nodes with nothing below them that any rule reads: not worth a trip through the stack
+_LEAVES = frozenset(
+    [ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
+     ast.Global, ast.Nonlocal, ast.alias]
+    + ast.operator.__subclasses__() + ast.unaryop.__subclasses__()
+    + ast.cmpop.__subclasses__() + ast.boolop.__subclasses__())
+
+#: the nodes the walk records something for; every other node is only descended into
+_NOTED = frozenset((
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Call, ast.Import,
+    ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For,
+    ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith))
+
+
 class Binding:
     """One thing a name was bound to: a definition, an assigned value, or unknown."""
 
@@ -149,6 +163,11 @@ class _Walker:
         facts = self.facts
         while stack:
             node, scope, owner, place = stack.pop()
+            if type(node) not in _NOTED:
+                for child in ast.iter_child_nodes(node):
+                    if type(child) not in _LEAVES:
+                        stack.append((child, scope, owner, place))
+                continue
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._function(node, scope, owner, place, stack)
                 continue
@@ -184,7 +203,8 @@ class _Walker:
                     if item.optional_vars is not None:
                         self._bind_target(item.optional_vars, item.context_expr, scope, place)
             for child in ast.iter_child_nodes(node):
-                stack.append((child, scope, owner, place))
+                if type(child) not in _LEAVES:
+                    stack.append((child, scope, owner, place))
 
     def _bind_target(self, target, value, scope, place):
         if isinstance(target, ast.Name):
