@@ -216,7 +216,7 @@ _add(Rule(
         `if __name__ == "__main__":`. The patch is unsafe to apply blindly: other modules
         that import names bound by those statements, or code that relies on them running at
         import time, change behaviour, so review it and re-run the script.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options=_START_METHOD_OPTION,
     references=(
         "pytorch/pytorch#11139",
@@ -441,7 +441,7 @@ _add(Rule(
 
         With `fork` nothing is pickled, so the code works on Linux up to Python 3.13 and
         breaks on Windows, macOS, and Linux from Python 3.14 on (default `forkserver`).
-    ''' % (_PICKLE_WARNING, _EOF_NOTE)),
+    ''') % (_PICKLE_WARNING, _EOF_NOTE),
     example="",
     use_instead="",
     fix_safety=_doc('''
@@ -450,7 +450,7 @@ _add(Rule(
         cannot be lifted as is (the patch then turns it into `functools.partial` of the new
         function with those variables as arguments), and the generated name should be
         renamed to something meaningful.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options=_START_METHOD_OPTION,
     references=(
         "vllm-project/guidellm#782",
@@ -683,7 +683,7 @@ _add(Rule(
         breaks on Windows, macOS, and Linux from Python 3.14 on. Windows users also report
         `PermissionError: [WinError 5] Access is denied` after a few epochs that went away
         once nested functions were removed.
-    ''' % (_PICKLE_WARNING, _EOF_NOTE)),
+    ''') % (_PICKLE_WARNING, _EOF_NOTE),
     example="",
     use_instead="",
     fix_safety=_doc('''
@@ -692,7 +692,7 @@ _add(Rule(
         the moved code may depend on names of the enclosing function that the patch maker
         cannot see, and a moved class changes its qualified name for anything else that
         pickles it.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options=_START_METHOD_OPTION,
     references=(
         "pyg-team/pytorch_geometric#2440",
@@ -899,7 +899,7 @@ _add(Rule(
         `__main__.py`, into a sibling module that `__main__.py` imports). The patch needs
         review: the moved code now runs at import time in every worker, and it may use names
         that were only bound inside the guard.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options=_START_METHOD_OPTION,
     references=(
         "Sleepychord/CogLTX#2",
@@ -1053,7 +1053,7 @@ _add(Rule(
         %s It will set `pin_memory=False`. The patch is unsafe to apply blindly: it can
         slow host-to-GPU copies on a machine that has the RAM, and the rule's threshold is
         about the host that ran flake8, which may not be the host that trains. Review it.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options=_doc('''
         - `--dlw-min-ram-gb FLOAT` (default 16): hosts with less RAM than this get the
           report.
@@ -1129,7 +1129,7 @@ _add(Rule(
         `prefetch_factor=<value> if <num_workers> else None`, or drop it when `num_workers`
         is absent. The patch needs review: if `num_workers=0` was meant as a temporary
         workaround, the right fix may be to restore the workers instead.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options="None.",
     references=("torchmd/torchmd-net#323",),
     static=True,
@@ -1309,7 +1309,7 @@ _add(Rule(
         Under `fork` nothing is pickled, but the handle is then shared by every worker:
         "h5py doesn't allow reading from multiple processes" (pytorch/pytorch#11929), and
         lmdb environments opened before fork are unsafe.
-    ''' % _EOF_NOTE),
+    ''') % _EOF_NOTE,
     example="",
     use_instead="",
     fix_safety=_doc('''
@@ -1317,7 +1317,7 @@ _add(Rule(
         `None`, and open the handle on first use in `__getitem__`. The patch is unsafe to
         apply blindly: errors such as a missing file move from construction time into the
         workers, and every worker now holds its own handle, so review it.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options=_doc('''
         - `--dlw-start-method {spawn,forkserver,fork}` (default `spawn`): with `fork`
           nothing is pickled, so only the handles that are unsafe to share across fork
@@ -1586,7 +1586,7 @@ _add(Rule(
         `get_worker_info().dataset.<attr>` from `get_worker_info().seed`. The patch needs
         review: it changes the random stream, so results that relied on the fixed seed will
         differ, and it must be merged with an existing `worker_init_fn`.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options="None.",
     references=(
         "TorchDSP/torchsig#343",
@@ -1695,7 +1695,7 @@ _add(Rule(
         memory per worker allows on this host. The patch is unsafe to apply blindly: it
         trades loading speed for memory, and the numbers come from the host the doctor ran
         on, so review them for the machine that trains.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options=_RUNTIME_ONLY,
     references=(
         "pytorch/pytorch#8976",
@@ -2006,7 +2006,7 @@ _add(Rule(
         top of the script, after the imports. The patch needs review: with `file_system`,
         shared-memory files can leak when a process is killed (torch_shm_manager cleans up
         most of them), and code that keeps every batch alive may be the real problem.
-    ''' % _PLANNED),
+    ''') % _PLANNED,
     options=_RUNTIME_ONLY,
     references=(
         "pytorch/pytorch#973",

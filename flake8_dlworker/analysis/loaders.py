@@ -6,9 +6,10 @@ from flake8_dlworker.analysis.names import DATALOADER
 #: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
 #:            collate_fn, pin_memory, drop_last, timeout, worker_init_fn, ...)
 NUM_WORKERS_POSITION = 5
-#: what a loader pickles into every worker, by keyword and position
-SENT_TO_WORKERS = {"dataset": 0, "sampler": 3, "batch_sampler": 4,
-                   "collate_fn": 6, "worker_init_fn": 10}
+#: what a loader pickles into every worker, by keyword and position: the worker
+#: Process gets the dataset, collate_fn and worker_init_fn; the sampler and batch
+#: sampler stay in the main process and only send indices
+SENT_TO_WORKERS = {"dataset": 0, "collate_fn": 6, "worker_init_fn": 10}
 _MAX_DEPTH = 6
 
 
