@@ -19,6 +19,7 @@ test: $(BIN)/.installed
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/lint_bench.py
+	$(BIN)/python bench/analysis_cost.py
 
 docs: $(BIN)/.installed
 	$(BIN)/python scripts/gen_docs.py
