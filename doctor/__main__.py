@@ -1,0 +1,6 @@
+"""``python -m doctor``."""
+import sys
+
+from doctor.cli import main
+
+sys.exit(main())

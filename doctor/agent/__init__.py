@@ -1,0 +1,36 @@
+"""Code that runs inside the target and its workers, and writes events for the doctor.
+
+Every process of the run appends JSON lines to the file named by ``DLW_DOCTOR_EVENTS``
+(one ``os.write`` per event on an ``O_APPEND`` descriptor, so lines from several
+processes never interleave).  Nothing here prints: the target's output stays its own.
+"""
+import json
+import os
+
+EVENTS = "DLW_DOCTOR_EVENTS"
+START_METHOD = "DLW_DOCTOR_START_METHOD"
+MAX_BATCHES = "DLW_DOCTOR_MAX_BATCHES"
+
+_fd = None
+_fd_pid = None
+
+
+def emit(event, **fields):
+    """Append one event; silently nothing when the doctor is not running us."""
+    global _fd, _fd_pid
+    path = os.environ.get(EVENTS)
+    if not path:
+        return
+    pid = os.getpid()
+    if _fd is None or _fd_pid != pid:  # a forked child opens its own descriptor
+        try:
+            _fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError:
+            return
+        _fd_pid = pid
+    fields["event"] = event
+    fields["pid"] = pid
+    try:
+        os.write(_fd, (json.dumps(fields, default=str) + "\n").encode("utf-8"))
+    except OSError:
+        pass

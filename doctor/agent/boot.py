@@ -1,0 +1,39 @@
+"""The target's main process: ``python -m doctor.agent.boot (SCRIPT | -m MODULE) ARGS``.
+
+Forces the start method, installs the hooks, then runs the target exactly as
+``python SCRIPT`` / ``python -m MODULE`` would, as ``__main__``, with its own
+``sys.argv`` and ``sys.path[0]``, so spawned workers re-import it as
+``__mp_main__`` as on Windows and macOS.
+"""
+import faulthandler
+import multiprocessing
+import os
+import runpy
+import signal
+import sys
+
+from doctor.agent import START_METHOD, emit
+from doctor.agent import hooks
+
+
+def main(argv):
+    method = os.environ.get(START_METHOD, "spawn")
+    multiprocessing.set_start_method(method, force=True)
+    if hasattr(signal, "SIGUSR2"):
+        faulthandler.register(signal.SIGUSR2, all_threads=True)
+    hooks.install()
+    emit("main_start", start_method=method)
+    if argv[0] == "-m":
+        module, args = argv[1], argv[2:]
+        sys.path[0] = os.getcwd()
+        sys.argv = [module, *args]
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    else:
+        script, args = argv[0], argv[1:]
+        sys.path[0] = os.path.dirname(os.path.abspath(script))
+        sys.argv = [script, *args]
+        runpy.run_path(script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

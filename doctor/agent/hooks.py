@@ -1,0 +1,270 @@
+"""The main-process side: hooks on torch's DataLoader, installed when torch loads it.
+
+- every ``DataLoader`` records where it was made and is forced onto the doctor's
+  start method, also when it passes its own ``multiprocessing_context``;
+- before a loader's workers start, the pickle probe
+  (:func:`flake8_dlworker.testing.find_unpicklable`) names the first object the
+  workers could not receive;
+- the workers' pids are recorded, and a watcher thread reads each worker's exit
+  status with ``waitid(WNOWAIT)`` (it leaves the zombie to torch, which reads it too);
+- batches are counted per loader, for the live status and ``--max-batches``;
+- when torch gives up on a worker (timeout, crash), the workers are asked for
+  their stacks before torch ends them.
+"""
+import os
+import sys
+import threading
+import time
+import weakref
+
+from doctor.agent import MAX_BATCHES, START_METHOD, emit
+from doctor.agent import worker as agent_worker
+
+_TORCH_DIR = None
+_probed = weakref.WeakSet()
+_counts = {}          # loader key -> batches delivered
+_watched = {}         # pid -> worker id
+_lock = threading.Lock()
+_watcher = None
+
+
+class StopRun(SystemExit):
+    """Raised from a loader's ``__next__`` once every loader delivered --max-batches."""
+
+
+def install():
+    """Patch torch now if its DataLoader is loaded, else when it is imported."""
+    if "torch.utils.data.dataloader" in sys.modules:
+        _patch(sys.modules["torch.utils.data.dataloader"])
+        return
+    sys.meta_path.insert(0, _Finder())
+
+
+class _Finder:
+    """Meta path finder that patches ``torch.utils.data.dataloader`` once it ran."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch.utils.data.dataloader":
+            return None
+        sys.meta_path.remove(self)
+        from importlib.util import find_spec
+
+        spec = find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        real_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            real_exec(module)
+            _patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _patch(dl):
+    global _TORCH_DIR
+    import torch
+    import torch.multiprocessing as tmp
+    from torch.utils.data._utils import worker as torch_worker
+
+    _TORCH_DIR = os.path.dirname(torch.__file__)
+    method = os.environ.get(START_METHOD, "spawn")
+    agent_worker.original = torch_worker._worker_loop
+    torch_worker._worker_loop = agent_worker.worker_loop
+    try:
+        cuda = bool(torch.cuda.is_available())
+    except Exception:  # a broken driver says so later, in the run itself
+        cuda = False
+    emit("torch", version=torch.__version__, cuda=cuda,
+         sharing_strategy=tmp.get_sharing_strategy())
+
+    loader_init = dl.DataLoader.__init__
+
+    def __init__(self, *args, **kwargs):
+        loader_init(self, *args, **kwargs)
+        site = _user_site()
+        self._dlw_key = "%s:%d#%d" % (site[0], site[1], id(self))
+        forced = None
+        if self.num_workers > 0 and self.multiprocessing_context is not None:
+            given = self.multiprocessing_context.get_start_method()
+            if given != method:
+                self.multiprocessing_context = method
+                forced = given
+        emit("loader", key=self._dlw_key, path=site[0], line=site[1],
+             num_workers=self.num_workers, pin_memory=self.pin_memory,
+             persistent_workers=self.persistent_workers,
+             prefetch_factor=self.prefetch_factor, overrode=forced)
+
+    dl.DataLoader.__init__ = __init__
+
+    base_init = dl._BaseDataLoaderIter.__init__
+
+    def base_iter_init(self, loader):
+        self._dlw_key = getattr(loader, "_dlw_key", None) or "loader#%d" % id(loader)
+        with _lock:
+            _counts.setdefault(self._dlw_key, 0)
+        base_init(self, loader)
+
+    dl._BaseDataLoaderIter.__init__ = base_iter_init
+
+    base_next = dl._BaseDataLoaderIter.__next__
+    limit = int(os.environ.get(MAX_BATCHES) or 0)
+
+    def __next__(self):
+        data = base_next(self)
+        key = getattr(self, "_dlw_key", None)
+        with _lock:
+            _counts[key] = _counts.get(key, 0) + 1
+            count = _counts[key]
+            done = limit and all(n >= limit for n in _counts.values())
+        emit("batch", key=key, n=count)
+        if done:
+            emit("stopped", batches=dict(_counts))
+            raise StopRun(0)
+        return data
+
+    dl._BaseDataLoaderIter.__next__ = __next__
+
+    mp_init = dl._MultiProcessingDataLoaderIter.__init__
+
+    def mp_iter_init(self, loader):
+        if method != "fork" and loader not in _probed:
+            _probed.add(loader)
+            _probe(loader)
+        try:
+            mp_init(self, loader)
+        finally:
+            workers = getattr(self, "_workers", [])
+            pids = [w.pid for w in workers if w.pid]
+            if pids:
+                _watch(pids)
+                emit("workers", key=getattr(loader, "_dlw_key", None), pids=pids,
+                     nofile_limit=_nofile())
+
+    dl._MultiProcessingDataLoaderIter.__init__ = mp_iter_init
+
+    try_get = dl._MultiProcessingDataLoaderIter._try_get_data
+
+    def _try_get_data(self, *args, **kwargs):
+        try:
+            return try_get(self, *args, **kwargs)
+        except BaseException:
+            _poll_exits()
+            _ask_for_stacks(self)
+            raise
+
+    dl._MultiProcessingDataLoaderIter._try_get_data = _try_get_data
+
+    shutdown = dl._MultiProcessingDataLoaderIter._shutdown_workers
+
+    def _shutdown_workers(self):
+        _poll_exits()  # read abnormal exits before torch joins (and reaps) the workers
+        return shutdown(self)
+
+    dl._MultiProcessingDataLoaderIter._shutdown_workers = _shutdown_workers
+
+
+def _user_site():
+    """The file and line of the first frame outside torch and the doctor."""
+    frame = sys._getframe(2)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not (path.startswith(_TORCH_DIR or "\0") or path.startswith(here)):
+            return os.path.abspath(path) if not path.startswith("<") else path, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
+
+
+def _probe(loader):
+    try:
+        from flake8_dlworker.testing import find_unpicklable
+    except ImportError as exc:  # the probe must never be why the script fails
+        emit("probe_error", error="%s: %s" % (type(exc).__name__, exc))
+        return
+    for role in ("dataset", "collate_fn", "worker_init_fn"):
+        obj = getattr(loader, role, None)
+        if obj is None:
+            continue
+        started = time.perf_counter()
+        try:
+            culprit = find_unpicklable(obj, root=role)
+        except Exception as exc:  # the probe must never be why the script fails
+            emit("probe_error", role=role, error="%s: %s" % (type(exc).__name__, exc))
+            continue
+        if culprit is not None:
+            fields = culprit._asdict()
+            fields["describe"] = str(culprit)
+            emit("probe", key=getattr(loader, "_dlw_key", None), role=role,
+                 seconds=time.perf_counter() - started, **fields)
+            return
+
+
+def _nofile():
+    try:
+        import resource
+    except ImportError:
+        return None
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+# -- worker exits ---------------------------------------------------------------------
+
+def _watch(pids):
+    global _watcher
+    with _lock:
+        for i, pid in enumerate(pids):
+            _watched[pid] = i
+    if _watcher is None and hasattr(os, "waitid"):
+        _watcher = threading.Thread(target=_watch_loop, name="dlw-doctor-exits", daemon=True)
+        _watcher.start()
+
+
+def _watch_loop():
+    while True:
+        time.sleep(0.05)
+        _poll_exits()
+
+
+def _poll_exits():
+    if not hasattr(os, "waitid"):
+        return
+    with _lock:
+        pids = list(_watched.items())
+    for pid, worker_id in pids:
+        try:
+            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # reaped already: its status was read before, or lost
+            info = None
+            with _lock:
+                _watched.pop(pid, None)
+            continue
+        except OSError:
+            continue
+        if info is None:
+            continue
+        with _lock:
+            if _watched.pop(pid, None) is None:
+                continue
+        if info.si_code == os.CLD_EXITED:
+            emit("exit", worker_pid=pid, worker_id=worker_id, exitcode=info.si_status)
+        else:
+            emit("exit", worker_pid=pid, worker_id=worker_id, signal=info.si_status)
+
+
+def _ask_for_stacks(iterator):
+    """Ask each live worker to print its stack (faulthandler on SIGUSR2), briefly wait."""
+    signum = agent_worker.DUMP_SIGNAL
+    if signum is None:
+        return
+    asked = False
+    for w in getattr(iterator, "_workers", []):
+        if w.pid and w.exitcode is None:
+            try:
+                os.kill(w.pid, signum)
+                asked = True
+            except OSError:
+                pass
+    if asked:
+        time.sleep(0.5)

@@ -1,0 +1,37 @@
+"""The worker side: what each DataLoader worker runs before torch's own worker loop.
+
+The main process replaces ``torch.utils.data._utils.worker._worker_loop`` with
+:func:`worker_loop`, which pickles by reference, so every spawned worker imports
+this module, registers a stack dump on SIGUSR2 (asked for on a hang), keeps the
+faulthandler stack after torch installs its own SIGSEGV/SIGBUS handlers, says who it
+is, and then runs the real loop.
+"""
+import faulthandler
+import os
+import signal
+
+from doctor.agent import emit
+
+#: the real loop, when this module was patched in before a fork (then it is inherited)
+original = None
+DUMP_SIGNAL = getattr(signal, "SIGUSR2", None)
+
+
+def worker_loop(*args, **kwargs):
+    from torch.utils.data._utils import signal_handling
+    from torch.utils.data._utils import worker as torch_worker
+
+    real_set = signal_handling._set_worker_signal_handlers
+
+    def set_handlers(*a, **k):
+        real_set(*a, **k)
+        # chain: faulthandler prints the Python stack, then torch's handler its line
+        faulthandler.enable(all_threads=True)
+
+    signal_handling._set_worker_signal_handlers = set_handlers
+    if DUMP_SIGNAL is not None:
+        faulthandler.register(DUMP_SIGNAL, all_threads=True)
+    worker_id = args[10] if len(args) > 10 else kwargs.get("worker_id")
+    emit("worker_start", worker_id=worker_id, parent=os.getppid())
+    loop = original or torch_worker._worker_loop
+    return loop(*args, **kwargs)

@@ -1,0 +1,241 @@
+"""The command line: run (default), ``explain`` and ``check``.
+
+Exit status (SPEC.md): 0 nothing found, 1 diagnoses found, 2 bad usage or input,
+3 the doctor itself failed.
+"""
+import argparse
+import ast
+import importlib.machinery
+import os
+import sys
+
+from doctor import report
+from doctor.diagnose import diagnose
+from doctor.evidence import Evidence
+
+START_METHODS = ("spawn", "forkserver", "fork")
+#: run options that take a value, for splitting the doctor's options from the script's
+_VALUED = ("--start-method", "--timeout", "--max-batches")
+
+RUN_USAGE = "python -m doctor [options] (SCRIPT | -m MODULE) [ARGS...]"
+DESCRIPTION = """\
+Run a PyTorch training script under a forced multiprocessing start method (spawn by
+default, as on Windows and macOS), watch every DataLoader worker, and explain the root
+cause of a crash with the evidence it rests on.
+
+  python -m doctor train.py --epochs 1        run and diagnose
+  python -m doctor -m mypkg.train             run a module, like python -m
+  python -m doctor explain crash.log          diagnose a saved log (- for stdin)
+  python -m doctor check train.py             static findings only
+
+Exit status: 0 nothing found, 1 diagnoses found, 2 bad usage or input, 3 the doctor
+itself failed."""
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line, exit 2."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a number of seconds" % text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return value
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a whole number" % text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def run_parser():
+    parser = _Parser(prog="python -m doctor", usage=RUN_USAGE, description=DESCRIPTION,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--start-method", choices=START_METHODS, default="spawn",
+                        help="start method forced on every DataLoader (default: spawn)")
+    parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+                        help="end the whole process tree after this long and report "
+                             "what was learned (default: no limit)")
+    parser.add_argument("--max-batches", type=_positive_int, metavar="N",
+                        help="stop the script once every DataLoader that started has "
+                             "delivered N batches (outcome 'stopped')")
+    parser.add_argument("--json", action="store_true",
+                        help="print exactly one JSON object on stdout (SPEC.md schema); "
+                             "the script's own output goes to stderr")
+    parser.add_argument("-m", dest="module", metavar="MODULE",
+                        help="run a module as python -m does, in place of SCRIPT")
+    return parser
+
+
+def explain_parser():
+    parser = _Parser(prog="python -m doctor explain",
+                     description="Diagnose a saved log or traceback; runs nothing from it.")
+    parser.add_argument("log", metavar="LOGFILE", help="the log file, or - for stdin")
+    parser.add_argument("--start-method", choices=START_METHODS, default="spawn",
+                        help="start method for the static check of files the log names")
+    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    return parser
+
+
+def check_parser():
+    parser = _Parser(prog="python -m doctor check",
+                     description="Static findings only, in the doctor's report format.")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files to check")
+    parser.add_argument("--start-method", choices=START_METHODS, default="spawn")
+    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    return parser
+
+
+def split_run_args(argv):
+    """(doctor options, target) where target is [SCRIPT, *ARGS] or ["-m", MODULE, *ARGS]."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return argv[:i], argv[i + 1:]
+        if arg == "-m":
+            if i + 1 >= len(argv):
+                raise UsageError("-m needs a MODULE")
+            return argv[:i], argv[i:]
+        if arg.startswith("-m") and len(arg) > 2:
+            return argv[:i], ["-m", arg[2:]] + argv[i + 1:]
+        if not arg.startswith("-") or arg == "-":
+            return argv[:i], argv[i:]
+        if arg in _VALUED:
+            i += 2
+            continue
+        i += 1
+    return argv, []
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "explain":
+            return cmd_explain(explain_parser().parse_args(argv[1:]))
+        if argv and argv[0] == "check":
+            return cmd_check(check_parser().parse_args(argv[1:]))
+        head, target = split_run_args(argv)
+        options = run_parser().parse_args(head)
+        if not target:
+            raise UsageError("give a SCRIPT or -m MODULE to run (see --help)")
+        return cmd_run(options, target)
+    except UsageError as exc:
+        print("doctor: error: %s" % exc, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("doctor: interrupted", file=sys.stderr)
+        return 3
+    except Exception as exc:  # the doctor's own failure: say so in one line
+        print("doctor: internal error: %s: %s" % (type(exc).__name__, exc), file=sys.stderr)
+        if os.environ.get("DLW_DOCTOR_DEBUG"):
+            raise
+        return 3
+
+
+# -- run ----------------------------------------------------------------------------
+
+def check_script(path):
+    """One-line errors for what cannot be run: missing, a folder, not Python."""
+    if not os.path.exists(path):
+        raise UsageError("%s: no such file" % path)
+    if os.path.isdir(path):
+        raise UsageError("%s: is a directory; give the script to run (or -m PACKAGE)" % path)
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read()
+    except OSError as exc:
+        raise UsageError("%s: cannot read: %s" % (path, exc.strerror or exc))
+    if b"\0" in source[:8192]:
+        raise UsageError("%s: is a binary file, not a Python script" % path)
+    try:
+        ast.parse(source, path)
+    except SyntaxError as exc:
+        raise UsageError("%s:%s: not valid Python: %s" % (path, exc.lineno, exc.msg))
+    except ValueError as exc:
+        raise UsageError("%s: not a Python script: %s" % (path, exc))
+
+
+def module_file(name):
+    """The file ``python -m NAME`` would run from the working directory, or None."""
+    parts = name.split(".")
+    search = [os.getcwd()] + [p for p in sys.path if p]
+    spec = None
+    for i in range(len(parts)):
+        spec = importlib.machinery.PathFinder.find_spec(parts[i], search)
+        if spec is None:
+            return None
+        if i < len(parts) - 1:
+            search = list(spec.submodule_search_locations or [])
+    if spec.submodule_search_locations:  # a package: its __main__.py
+        candidate = os.path.join(spec.submodule_search_locations[0], "__main__.py")
+        return candidate if os.path.isfile(candidate) else None
+    return spec.origin if spec.origin and spec.origin.endswith(".py") else None
+
+
+def cmd_run(options, target):
+    from doctor.static import static_findings
+    from doctor.supervisor import Run
+
+    if target[0] == "-m":
+        path = module_file(target[1])
+        if path is None:
+            raise UsageError("no module named %s (or it has no __main__.py)" % target[1])
+    else:
+        path = target[0]
+    check_script(path)
+    stdout = sys.stderr if options.json else sys.stdout
+    show_status = sys.stderr.isatty() and not options.json
+    run = Run(target, start_method=options.start_method, timeout=options.timeout,
+              max_batches=options.max_batches, stdout=stdout, show_status=show_status)
+    ev = run.run()
+    ev.static = static_findings(path, options.start_method)
+    return _report(ev, diagnose(ev), options.json)
+
+
+def _report(ev, diagnoses, as_json):
+    if as_json:
+        sys.stdout.write(report.json_text(ev, diagnoses) + "\n")
+    else:
+        sys.stdout.write(report.Terminal(report.use_colour(sys.stdout)).render(ev, diagnoses))
+    sys.stdout.flush()
+    return 1 if diagnoses else 0
+
+
+# -- explain, check -------------------------------------------------------------------
+
+def cmd_explain(options):
+    from doctor.explain import BadLog, explain
+
+    try:
+        ev = explain(options.log, sys.stdin.buffer, options.start_method)
+    except BadLog as exc:
+        raise UsageError(str(exc))
+    return _report(ev, diagnose(ev), options.json)
+
+
+def cmd_check(options):
+    from doctor.static import static_findings
+
+    for path in options.paths:
+        check_script(path)
+    ev = Evidence(source="check", target=" ".join(options.paths),
+                  start_method=options.start_method, outcome="passed")
+    for path in options.paths:
+        ev.static.extend(static_findings(path, options.start_method))
+    return _report(ev, diagnose(ev), options.json)

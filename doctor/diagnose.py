@@ -1,0 +1,430 @@
+"""Evidence -> ordered diagnoses: one small rule per cause, the root cause first.
+
+Each rule reads the evidence record and returns a Diagnosis or None.  The rules are
+tried in the order in which the failures happen in a run (construction, pickling
+in the parent, the child's bootstrap, the worker's own code, signals, hangs), so
+the first that holds is the root cause; what it explains (the generic "exited
+unexpectedly", BrokenPipe, EOFError) is folded into its evidence.  Static findings
+of other codes follow as separate, lower-confidence diagnoses.
+"""
+import os
+import re
+import signal as _signal
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from flake8_dlworker.catalog import RULES
+
+#: static findings that break a run under each start method (the others never crash)
+_SECONDARY = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107", "DLW108",
+              "DLW109", "DLW111")
+_LIBRARY = re.compile(r"([\\/](site|dist)-packages[\\/]|[\\/]lib[\\/]python\d|"
+                      r"[\\/]Lib[\\/]|^<)")
+
+
+@dataclass
+class Diagnosis:
+    code: str
+    confidence: str                  # certain | likely | possible
+    evidence: List[str] = field(default_factory=list)
+    path: Optional[str] = None
+    line: Optional[int] = None
+    patch: Optional[str] = None
+    verified: Optional[bool] = None
+    detail: str = ""                 # one line naming this case, shown after the title
+
+    @property
+    def rule(self):
+        return RULES[self.code]
+
+    def to_json(self):
+        return {
+            "code": self.code, "title": self.rule.title, "confidence": self.confidence,
+            "explanation": self.rule.explanation, "evidence": self.evidence,
+            "path": self.path, "line": self.line, "patch": self.patch,
+            "verified": self.verified,
+        }
+
+
+# -- helpers -------------------------------------------------------------------
+
+def _texts(ev):
+    """(exception, 'Type: message') for every exception printed, and the notable lines."""
+    for exc in ev.all_exceptions():
+        yield exc, "%s: %s" % (exc.type, exc.message)
+    for line in ev.lines:
+        yield None, line
+
+
+def _find(ev, *patterns):
+    """The first exception or line matching one of the patterns: (exc, text, match)."""
+    regexes = [re.compile(p) for p in patterns]
+    for exc, text in _texts(ev):
+        for regex in regexes:
+            match = regex.search(text)
+            if match:
+                return exc, text, match
+    return None
+
+
+def _first_line(text):
+    return text.strip().split("\n", 1)[0].strip()
+
+
+def _static(ev, code):
+    for finding in ev.static:
+        if finding["code"] == code:
+            return finding
+    return None
+
+
+def user_frame(exc):
+    """The innermost frame of the user's own code in an exception (not a library's)."""
+    for frame in reversed(exc.frames if exc else []):
+        if not _LIBRARY.search(frame.path):
+            return frame
+    return None
+
+
+def _locate(diag, ev, exc=None):
+    """path/line: the static finding of this code, else the user's frame."""
+    finding = _static(ev, diag.code)
+    if finding is not None:
+        diag.path, diag.line = finding["path"], finding["line"]
+        diag.evidence.append("%s:%d: %s %s" % (finding["path"], finding["line"],
+                                               finding["code"], finding["text"]))
+        return diag
+    for candidate in ([exc.original, exc] if exc is not None else []):
+        frame = user_frame(candidate)
+        if frame is not None:
+            diag.path, diag.line = frame.path, frame.line
+            return diag
+    return diag
+
+
+def _signame(number):
+    try:
+        return _signal.Signals(number).name
+    except ValueError:
+        return "signal %d" % number
+
+
+def _worker_with_signal(ev, *names):
+    for worker in ev.worker_signals():
+        if _signame(worker.signal) in names:
+            return worker
+    return None
+
+
+def _worker_words(worker):
+    who = "worker %d" % worker.worker_id if worker.worker_id is not None else "a worker"
+    return "%s (pid %d)" % (who, worker.pid)
+
+
+# -- the rules, in the order the failures happen ------------------------------------
+
+def dlw106(ev):
+    found = _find(ev, r"persistent_workers option needs num_workers > 0",
+                  r"prefetch_factor option could only be specified in multiprocessing")
+    if not found:
+        return None
+    exc, text, _ = found
+    diag = Diagnosis("DLW106", "certain", [_first_line(text)])
+    return _locate(diag, ev, exc)
+
+
+_PICKLE_TEXT = (
+    ("DLW102", r"(Can't (pickle|get) local object '[^']*<lambda>'|"
+               r"Can't pickle <function <lambda>|Can't pickle local object <function [^>]*<lambda>)"),
+    ("DLW104", r"(Can't get attribute '[^']+' on <module '__(mp_)?main__'|"
+               r"module '__(mp_)?main__' has no attribute)"),
+    ("DLW103", r"(Can't (pickle|get) local object '[^']*<locals>[^']*'|"
+               r"Can't pickle local object <(function|class) )"),
+    ("DLW108", r"(cannot pickle '[^']+' (object|instances)|can't pickle \S+ objects|"
+               r"h5py objects cannot be pickled|unable to resize file <filename not specified>)"),
+)
+
+
+def pickling(ev):
+    """DLW102-DLW104, DLW108: what the probe found unpicklable, or the error text."""
+    if ev.probe:
+        culprit = ev.probe[0]
+        code = culprit.get("code") or _code_from_text(culprit.get("error", "")) or "DLW108"
+        diag = Diagnosis(code, "certain", [
+            "pickle probe before the workers started: %s" % culprit["describe"],
+            "pickling it fails with %s" % culprit["error"]])
+        found = _find(ev, *[p for _, p in _PICKLE_TEXT])
+        if found:
+            diag.evidence.append("the run then printed: %s" % _first_line(found[1]))
+        finding = _static(ev, code)
+        if finding is None and culprit.get("file") and culprit.get("line"):
+            diag.path, diag.line = culprit["file"], culprit["line"]
+            return diag
+        return _locate(diag, ev, found[0] if found else None)
+    for code, pattern in _PICKLE_TEXT:
+        found = _find(ev, pattern)
+        if found:
+            exc, text, _ = found
+            where = " (printed by a %s process)" % exc.process if exc and exc.process != "main" else ""
+            diag = Diagnosis(code, "certain" if _static(ev, code) else "likely",
+                             [_first_line(text) + where])
+            return _locate(diag, ev, exc)
+    return None
+
+
+def _code_from_text(text):
+    for code, pattern in _PICKLE_TEXT:
+        if re.search(pattern, text):
+            return code
+    return None
+
+
+def dlw101(ev):
+    found = _find(ev, r"before the\s+current process has finished its bootstrapping phase")
+    if not found:
+        return None
+    exc, _text, _ = found
+    who = "a spawned child" if exc is None or exc.process != "main" else "the process"
+    diag = Diagnosis("DLW101", "certain", [
+        "%s re-ran the script's module-level code as __mp_main__ and tried to start "
+        "workers of its own: RuntimeError: An attempt has been made to start a new process "
+        "before the current process has finished its bootstrapping phase." % who])
+    frame = user_frame(exc)
+    if frame is not None and _static(ev, "DLW101") is None:
+        diag.evidence.append("the child was at %s:%d when it tried" % (frame.path, frame.line))
+    return _locate(diag, ev, exc)
+
+
+def dlw107(ev):
+    found = _find(ev, r"Cannot re-initialize CUDA in forked subprocess",
+                  r"Torch not compiled with CUDA enabled", r"Found no NVIDIA driver",
+                  r"CUDA error: initialization error")
+    if not found:
+        return None
+    exc, text, _ = found
+    in_worker = exc is not None and exc.process.startswith("worker")
+    if not in_worker and _static(ev, "DLW107") is None:
+        return None
+    diag = Diagnosis("DLW107", "certain" if in_worker else "likely",
+                     [_first_line(text) + (" (raised in %s)" % exc.process if in_worker else "")])
+    return _locate(diag, ev, None if exc is None else exc)
+
+
+def dlw204(ev):
+    found = _find(ev, r"Too many open files", r"received 0 items of ancdata",
+                  r"\[Errno 24\]")
+    if not found:
+        return None
+    diag = Diagnosis("DLW204", "certain", [_first_line(found[1])])
+    limit = ev.host.get("nofile_limit")
+    if limit:
+        diag.evidence.append("open-files limit (RLIMIT_NOFILE) of the run: %d" % limit)
+    if ev.sharing_strategy:
+        diag.evidence.append("tensor sharing strategy: %s" % ev.sharing_strategy)
+    return _locate(diag, ev, found[0])
+
+
+def dlw202(ev):
+    worker = _worker_with_signal(ev, "SIGBUS")
+    found = _find(ev, r"Unexpected bus error encountered in worker",
+                  r"killed by signal: Bus error", r"unable to allocate shared memory",
+                  r"insufficient shared memory", r"unable to write to file </torch_")
+    if worker is None and not found:
+        return None
+    diag = Diagnosis("DLW202", "certain", [])
+    if worker is not None:
+        diag.evidence.append("%s was killed by signal %d (SIGBUS)" % (
+            _worker_words(worker), worker.signal))
+    if found:
+        diag.evidence.append(_first_line(found[1]))
+    shm = ev.host.get("shm_gb")
+    if shm is not None:
+        used = ev.host.get("shm_used_gb")
+        diag.evidence.append("/dev/shm: %.2f GiB%s" % (
+            shm, "" if used is None else ", %.2f GiB in use at the end" % used))
+    return _locate(diag, ev, found[0] if found else None)
+
+
+def dlw203(ev):
+    worker = _worker_with_signal(ev, "SIGSEGV", "SIGABRT", "SIGFPE", "SIGILL")
+    found = _find(ev, r"Unexpected segmentation fault encountered in worker",
+                  r"Unexpected floating-point exception encountered in worker",
+                  r"killed by signal: (Segmentation fault|Aborted|Floating point exception)",
+                  r"Fatal Python error: (Segmentation fault|Aborted)",
+                  r"terminate called after throwing")
+    if worker is None and not found:
+        return None
+    diag = Diagnosis("DLW203", "certain", [])
+    if worker is not None:
+        diag.evidence.append("%s was killed by signal %d (%s)" % (
+            _worker_words(worker), worker.signal, _signame(worker.signal)))
+    if found:
+        diag.evidence.append(_first_line(found[1]))
+    stack = _crash_stack(ev)
+    if stack:
+        diag.evidence.append("the worker's stack when it crashed:\n" + stack)
+        frame = _user_fault_frame(stack)
+        if frame:
+            diag.path, diag.line = frame
+    return diag if diag.path else _locate(diag, ev, found[0] if found else None)
+
+
+def _crash_stack(ev):
+    for stack in ev.stacks:
+        if stack.startswith("Fatal Python error"):
+            return stack
+    return None
+
+
+_FAULT_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+) in')
+
+
+def _user_fault_frame(stack):
+    for match in _FAULT_FRAME.finditer(stack):  # most recent call first
+        if not _LIBRARY.search(match["path"]):
+            return match["path"], int(match["line"])
+    return None
+
+
+def dlw201(ev):
+    worker = _worker_with_signal(ev, "SIGKILL")
+    found = _find(ev, r"killed by signal: Killed", r"Out of memory: Kill")
+    if worker is None and not found:
+        return None
+    if worker is not None:
+        used = ("%.2f GiB" % worker.peak_rss_gb) if worker.peak_rss_gb is not None else "an unmeasured amount"
+        avail = ev.host.get("ram_gb")
+        text = "%s was killed by signal 9 (SIGKILL) while using %s" % (_worker_words(worker), used)
+        if worker.available_gb is not None and avail:
+            text += " of %.2f GiB available (host RAM %.1f GiB)" % (worker.available_gb, avail)
+        evidence = [text]
+        peaks = [w.peak_rss_gb for w in ev.workers if w.peak_rss_gb is not None]
+        if len(peaks) > 1:
+            evidence.append("peak RSS per worker: " + ", ".join("%.2f GiB" % p for p in peaks))
+        # SIGKILL is what the OOM killer sends; memory nearly gone makes it certain
+        tight = (worker.available_gb is not None and avail
+                 and worker.available_gb < 0.05 * avail)
+        diag = Diagnosis("DLW201", "certain" if tight else "likely", evidence)
+    else:
+        diag = Diagnosis("DLW201", "likely", [_first_line(found[1])])
+    return _locate(diag, ev, found[0] if found else None)
+
+
+def dlw207(ev):
+    found = _find(ev, r"WinError 1455", r"paging file is too small")
+    if not found:
+        return None
+    diag = Diagnosis("DLW207", "certain", [_first_line(found[1])])
+    return _locate(diag, ev, found[0])
+
+
+def dlw205(ev):
+    for exc in ev.all_exceptions():
+        if exc.original is not None and exc.process == "main" and exc.original.type:
+            original = exc.original
+            diag = Diagnosis("DLW205", "certain", [
+                "%s raised %s" % (original.process, original.last_line())])
+            frame = user_frame(original)
+            if frame is not None:
+                diag.path, diag.line = frame.path, frame.line
+                diag.evidence.append("raised at %s:%d in %s" % (frame.path, frame.line, frame.func))
+            return diag
+    return None
+
+
+def dlw206(ev):
+    found = _find(ev, r"DataLoader timed out after \d+ seconds")
+    if not found and ev.outcome != "timeout":
+        return None
+    if found:
+        diag = Diagnosis("DLW206", "certain", [_first_line(found[1])])
+    else:
+        diag = Diagnosis("DLW206", "likely", [
+            "the run made no progress and was ended after %gs (--timeout)" % (ev.timeout_s or 0)])
+    for stack in ev.stacks:
+        if not stack.startswith("Fatal Python error"):
+            diag.evidence.append("a stuck process's stack:\n" + stack)
+            frame = _user_fault_frame(stack)
+            if frame and diag.path is None:
+                diag.path, diag.line = frame
+            break
+    return diag if diag.path else _locate(diag, ev, found[0] if found else None)
+
+
+def dlw110(ev):
+    for warning in ev.warnings:
+        match = re.search(r"will create (\d+) worker processes in total.*?"
+                          r"suggested max number of worker in current system is (\d+)", warning)
+        if match:
+            diag = Diagnosis("DLW110", "certain", [warning.split(". ")[0] + "."])
+            diag.evidence.append("num_workers=%s, usable CPUs: %s" % match.groups())
+            return _locate(diag, ev)
+    return None
+
+
+def worker_exit(ev):
+    """A worker ended with an exit status and nothing else says why."""
+    found = _find(ev, r"exited unexpectedly with exit code (\d+)")
+    for worker in ev.workers:
+        if worker.exitcode not in (None, 0) and not worker.signal:
+            return Diagnosis("DLW205", "possible", [
+                "%s exited with status %d and printed no traceback" % (
+                    _worker_words(worker), worker.exitcode)])
+    if found:
+        return Diagnosis("DLW205", "possible", [_first_line(found[1])])
+    return None
+
+
+RULES_IN_ORDER = (dlw106, pickling, dlw101, dlw107, dlw204, dlw202, dlw203, dlw201,
+                  dlw207, dlw205, dlw206, worker_exit, dlw110)
+
+#: what a bare "exited unexpectedly" can mean, most common first
+GENERIC_CAUSES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW108", "DLW201", "DLW202")
+
+
+def generic(ev):
+    """Only the generic last line: the likely causes, each ``possible``."""
+    found = _find(ev, r"DataLoader worker \(pid\(s\) [\d, ]+\) exited unexpectedly",
+                  r"BrokenPipeError: \[Errno 32\]", r"EOFError: Ran out of input",
+                  r"\[WinError 5\] Access is denied")
+    if not found:
+        return []
+    line = _first_line(found[1])
+    return [Diagnosis(code, "possible", [
+        "the log holds only the generic symptom: %s" % line,
+        "run the script under the doctor to see which: python -m doctor SCRIPT"])
+        for code in GENERIC_CAUSES]
+
+
+def diagnose(ev):
+    """The root cause first, then static findings of other codes."""
+    found = []
+    for rule in RULES_IN_ORDER:
+        diag = rule(ev)
+        if diag is not None:
+            found.append(diag)
+            break
+    if not found:
+        found = generic(ev)
+    codes = {d.code for d in found}
+    for finding in ev.static:
+        if finding["code"] in _SECONDARY and finding["code"] not in codes:
+            codes.add(finding["code"])
+            found.append(Diagnosis(
+                finding["code"], "likely" if ev.source == "run" else "possible",
+                ["%s:%d: %s %s" % (finding["path"], finding["line"], finding["code"],
+                                   finding["text"])],
+                path=finding["path"], line=finding["line"]))
+    for diag in found:
+        if diag.path:
+            diag.path = relative(diag.path)
+    return found
+
+
+def relative(path):
+    """A path under the working directory, relative to it (SPEC: ``path``)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel

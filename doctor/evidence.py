@@ -1,0 +1,103 @@
+"""The evidence record: what a run (or a saved log) showed, before any conclusion.
+
+A run fills it from three real sources: the agent's JSON-lines events written by the
+target and its workers (loaders, the pickle probe, worker pids and exit statuses,
+batches), the supervisor's psutil samples (RSS per process, host memory), and the
+text every process printed (parsed by :mod:`doctor.logparse`, the same parser that
+``doctor explain`` uses on a saved log).  :mod:`doctor.diagnose` reads only this.
+"""
+import json
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+
+@dataclass
+class Frame:
+    path: str
+    line: int
+    func: str
+
+
+@dataclass
+class Exc:
+    """One exception as printed: its frames, type and message."""
+    type: str
+    message: str
+    frames: List[Frame] = field(default_factory=list)
+    #: the worker-side exception re-raised by torch ("Caught X in DataLoader worker
+    #: process N. Original Traceback ..."), parsed into its own record
+    original: Optional["Exc"] = None
+    #: who printed it: "main", "worker 3", "pin memory thread", "child"
+    process: str = "main"
+    #: the exception that led to this one ("direct cause" / "during handling")
+    context: Optional["Exc"] = None
+
+    def chain(self):
+        """This exception and the ones it was raised from, the earliest first."""
+        found = []
+        exc = self
+        while exc is not None:
+            found.append(exc)
+            exc = exc.context
+        return found[::-1]
+
+    def last_line(self):
+        head = self.message.split("\n", 1)[0]
+        return "%s: %s" % (self.type, head) if head else self.type
+
+
+@dataclass
+class WorkerExit:
+    pid: int
+    worker_id: Optional[int] = None
+    exitcode: Optional[int] = None    # >= 0 exit status
+    signal: Optional[int] = None      # the signal that ended it
+    peak_rss_gb: Optional[float] = None
+    available_gb: Optional[float] = None  # host memory available when it was last seen
+
+
+@dataclass
+class Evidence:
+    source: str = "run"               # "run" or "log"
+    target: str = ""
+    start_method: str = "spawn"
+    outcome: str = "passed"           # crashed | passed | timeout | stopped
+    exit_code: Optional[int] = None
+    exceptions: List[Exc] = field(default_factory=list)   # the last of each chain
+    lines: List[str] = field(default_factory=list)        # notable single lines
+    warnings: List[str] = field(default_factory=list)
+    stacks: List[str] = field(default_factory=list)       # faulthandler dumps
+    workers: List[WorkerExit] = field(default_factory=list)
+    probe: List[dict] = field(default_factory=list)       # pickle-probe culprits
+    loaders: List[dict] = field(default_factory=list)
+    static: List[dict] = field(default_factory=list)      # checker findings
+    host: dict = field(default_factory=dict)
+    hints: dict = field(default_factory=dict)             # log: os/python/torch seen
+    sharing_strategy: Optional[str] = None
+    timeout_s: Optional[float] = None
+
+    def all_exceptions(self):
+        """Every exception printed, each chain in order, worker originals after theirs."""
+        for last in self.exceptions:
+            for exc in last.chain():
+                yield exc
+                if exc.original is not None:
+                    yield exc.original
+
+    def worker_signals(self):
+        return [w for w in self.workers if w.signal]
+
+
+def read_events(path):
+    """The agent's JSON-lines events; a line cut short by a killed process is skipped."""
+    events = []
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    events.append(json.loads(line))
+                except ValueError:
+                    continue
+    except OSError:
+        pass
+    return events

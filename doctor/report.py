@@ -1,0 +1,101 @@
+"""Render a report: the terminal text, or exactly SPEC.md's JSON object."""
+import json
+import os
+
+from doctor.diagnose import relative
+
+SCHEMA = 1
+_STYLE = {"bold": "1", "red": "31", "green": "32", "yellow": "33", "dim": "2", "cyan": "36"}
+
+
+def use_colour(stream):
+    return (hasattr(stream, "isatty") and stream.isatty()
+            and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb")
+
+
+def to_json(ev, diagnoses):
+    target = ev.target
+    if ev.source == "run" and target and not target.startswith("-"):
+        target = relative(target) if os.path.exists(target) else target
+    return {
+        "schema": SCHEMA,
+        "target": target,
+        "start_method": ev.start_method,
+        "outcome": ev.outcome,
+        "exit_code": ev.exit_code,
+        "diagnoses": [d.to_json() for d in diagnoses],
+        "host": {key: ev.host.get(key) for key in
+                 ("os", "python", "torch", "cuda", "cpus", "ram_gb", "shm_gb", "nofile_limit")},
+    }
+
+
+def json_text(ev, diagnoses):
+    return json.dumps(to_json(ev, diagnoses), indent=2)
+
+
+class Terminal:
+    def __init__(self, colour):
+        self.colour = colour
+
+    def style(self, text, *names):
+        if not self.colour:
+            return text
+        codes = ";".join(_STYLE[n] for n in names)
+        return "\x1b[%sm%s\x1b[0m" % (codes, text)
+
+    def render(self, ev, diagnoses):
+        out = []
+        head = _headline(ev)
+        out.append(self.style(head, "bold"))
+        if not diagnoses:
+            out.append(self.style("No DataLoader worker problem found.", "green"))
+            return "\n".join(out) + "\n"
+        for number, diag in enumerate(diagnoses):
+            out.append("")
+            label = "root cause" if number == 0 and ev.outcome != "passed" else "also found"
+            colour = "red" if number == 0 else "yellow"
+            out.append("%s %s %s  [%s, %s]" % (
+                self.style(diag.code, "bold", colour), diag.rule.title,
+                "", label, diag.confidence))
+            if diag.path:
+                out.append("  at %s" % self.style(
+                    "%s:%s" % (diag.path, diag.line) if diag.line else diag.path, "cyan"))
+                out.extend(self._excerpt(diag.path, diag.line))
+            if diag.evidence:
+                out.append("  evidence:")
+                for item in diag.evidence:
+                    lines = item.split("\n")
+                    out.append("    - " + lines[0])
+                    out.extend("      " + self.style(x, "dim") for x in lines[1:])
+            out.append("  why: " + diag.rule.explanation)
+            out.append("  fix: " + diag.rule.fix_title)
+            if diag.patch:
+                out.append("  patch%s:" % (" (verified by a re-run)" if diag.verified else ""))
+                out.extend("    " + x for x in diag.patch.rstrip("\n").split("\n"))
+        return "\n".join(out) + "\n"
+
+    def _excerpt(self, path, line, around=2):
+        if not line:
+            return []
+        try:
+            with open(path, "r", encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            return []
+        if not 0 < line <= len(lines):
+            return []
+        found = []
+        for number in range(max(1, line - around), min(len(lines), line + around) + 1):
+            mark = ">" if number == line else " "
+            text = "  %s %4d | %s" % (mark, number, lines[number - 1])
+            found.append(self.style(text, "bold") if number == line else text)
+        return found
+
+
+def _headline(ev):
+    if ev.source == "log":
+        return "doctor explain: %s" % ev.target
+    what = {"crashed": "crashed", "passed": "ran to the end",
+            "timeout": "was ended after the --timeout", "stopped": "was stopped"}[ev.outcome]
+    status = "" if ev.exit_code is None else " (exit status %d)" % ev.exit_code
+    return "doctor: %s %s under %s%s" % (ev.target, what, ev.start_method, status)
