@@ -1072,18 +1072,72 @@ _add(Rule(
     ),
     static=True,
     default_off=True,
-    invalid=_examples(_module('''
-        if __name__ == "__main__":
-            loader = DataLoader(Squares(), batch_size=4, num_workers=2, pin_memory=True)
-            for batch in loader:
-                print(batch)
-    ''')),
-    valid=_examples(_module('''
-        if __name__ == "__main__":
-            loader = DataLoader(Squares(), batch_size=4, num_workers=2, pin_memory=False)
-            for batch in loader:
-                print(batch)
-    ''')),
+    invalid=_examples(
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=2, pin_memory=True)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, pin_memory=True)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            def main():
+                use_gpu = torch.cuda.is_available()
+                loader = DataLoader(Squares(), batch_size=4, num_workers=2, pin_memory=use_gpu)
+                for batch in loader:
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main()
+        ''', imports="import torch\n"),
+        _module('''
+            if __name__ == "__main__":
+                loader = tud.DataLoader(Squares(), 4, False, None, None, 2, None, True)
+                for batch in loader:
+                    print(batch)
+        ''', imports="import torch.utils.data as tud\n"),
+    ),
+    valid=_examples(
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=2, pin_memory=False)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=2, pin_memory=None)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            class DataLoader:
+                """A home-made loader: only torch's DataLoader pins memory."""
+
+                def __init__(self, data, pin_memory=False):
+                    self.data = data
+
+                def __iter__(self):
+                    return iter(self.data)
+
+
+            if __name__ == "__main__":
+                for item in DataLoader([1, 2, 3], pin_memory=True):
+                    print(item)
+        '''),
+    ),
 ))
 
 
@@ -1133,22 +1187,87 @@ _add(Rule(
     options="None.",
     references=("torchmd/torchmd-net#323",),
     static=True,
-    invalid=_examples(_module('''
-        if __name__ == "__main__":
-            loader = DataLoader(Squares(), batch_size=4, persistent_workers=True)
-            for batch in loader:
-                print(batch)
-    ''')),
-    valid=_examples(_module('''
-        def make_loader(workers):
-            return DataLoader(Squares(), batch_size=4, num_workers=workers,
-                              persistent_workers=workers > 0)
+    invalid=_examples(
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, persistent_workers=True)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=0, prefetch_factor=4)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            WORKERS = 0  # set to 0 while debugging a worker crash
 
 
-        if __name__ == "__main__":
-            for batch in make_loader(0):
-                print(batch)
-    ''')),
+            def main():
+                loader = DataLoader(Squares(), batch_size=4, num_workers=WORKERS,
+                                    persistent_workers=True)
+                for batch in loader:
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main()
+        '''),
+        _module('''
+            if __name__ == "__main__":
+                loader = tud.DataLoader(Squares(), 4, False, None, None, 0, prefetch_factor=2)
+                for batch in loader:
+                    print(batch)
+        ''', imports="import torch.utils.data as tud\n"),
+    ),
+    valid=_examples(
+        _module('''
+            def make_loader(workers):
+                return DataLoader(Squares(), batch_size=4, num_workers=workers,
+                                  persistent_workers=workers > 0)
+
+
+            if __name__ == "__main__":
+                for batch in make_loader(0):
+                    print(batch)
+        '''),
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=2,
+                                    persistent_workers=True, prefetch_factor=4)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            def make_loader(workers):
+                return DataLoader(Squares(), batch_size=4, num_workers=workers,
+                                  prefetch_factor=2 if workers else None)
+
+
+            if __name__ == "__main__":
+                for batch in make_loader(0):
+                    print(batch)
+        '''),
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=0, prefetch_factor=None,
+                                    persistent_workers=False)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            def main(**loader_options):
+                loader = DataLoader(Squares(), batch_size=4, persistent_workers=True,
+                                    **loader_options)
+                for batch in loader:
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main(num_workers=2)
+        '''),
+    ),
 ))
 
 
@@ -1213,43 +1332,184 @@ _add(Rule(
         "https://pytorch.org/docs/stable/notes/multiprocessing.html",
     ),
     static=True,
-    invalid=_examples(_dedent('''
-        import torch
-        from torch.utils.data import DataLoader, Dataset
+    invalid=_examples(
+        _dedent('''
+            import torch
+            from torch.utils.data import DataLoader, Dataset
 
 
-        class OnGpu(Dataset):
-            def __len__(self):
-                return 8
+            class OnGpu(Dataset):
+                def __len__(self):
+                    return 8
 
-            def __getitem__(self, i):
-                return torch.full((3,), float(i)).cuda()
-
-
-        if __name__ == "__main__":
-            loader = DataLoader(OnGpu(), batch_size=4, num_workers=2)
-            for batch in loader:
-                print(batch)
-    ''')),
-    valid=_examples(_dedent('''
-        import torch
-        from torch.utils.data import DataLoader, Dataset
+                def __getitem__(self, i):
+                    return torch.full((3,), float(i)).cuda()
 
 
-        class OnCpu(Dataset):
-            def __len__(self):
-                return 8
+            if __name__ == "__main__":
+                loader = DataLoader(OnGpu(), batch_size=4, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            def to_gpu(batch):
+                return torch.tensor(batch).to("cuda")
 
-            def __getitem__(self, i):
-                return torch.full((3,), float(i))
+
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=2, collate_fn=to_gpu)
+                for batch in loader:
+                    print(batch)
+        ''', imports="import torch\n"),
+        _dedent('''
+            import torch
+            from torch.utils.data import DataLoader, Dataset
 
 
-        if __name__ == "__main__":
-            loader = DataLoader(OnCpu(), batch_size=4, num_workers=2)
-            for batch in loader:
-                batch = batch.to("cuda", non_blocking=True)
-                print(batch)
-    ''')),
+            class Images(Dataset):
+                def __init__(self):
+                    self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return torch.full((3,), float(i)).to(self.device)
+
+
+            def main():
+                loader = DataLoader(Images(), batch_size=4, num_workers=4)
+                for batch in loader:
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main()
+        '''),
+        _dedent('''
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+
+            def noise(shape):
+                return torch.randn(shape, device="cuda")
+
+
+            class Noisy(Dataset):
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return noise((3,)) + i
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Noisy(), batch_size=4, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            class ToGpu:
+                def __call__(self, x):
+                    return torch.tensor(x).cuda()
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(transform=ToGpu()), batch_size=4, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        ''', imports="import torch\n", dataset=_SQUARES_T),
+    ),
+    valid=_examples(
+        _dedent('''
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class OnCpu(Dataset):
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return torch.full((3,), float(i))
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(OnCpu(), batch_size=4, num_workers=2)
+                for batch in loader:
+                    batch = batch.to("cuda", non_blocking=True)
+                    print(batch)
+        '''),
+        _dedent('''
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class OnGpu(Dataset):
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return torch.full((3,), float(i)).cuda()
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(OnGpu(), batch_size=4, num_workers=0)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Table(Dataset):
+                def __init__(self):
+                    self.data = torch.arange(8.0)
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return self.data[i]
+
+                def to_gpu(self):
+                    self.data = self.data.cuda()
+
+
+            if __name__ == "__main__":
+                table = Table()
+                loader = DataLoader(table, batch_size=4, num_workers=2)
+                for batch in loader:
+                    print(batch)
+                table.to_gpu()
+        '''),
+        _dedent('''
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Floats(Dataset):
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    x = torch.full((3,), float(i))
+                    if torch.cuda.is_available():
+                        x = x.to("cpu")
+                    return x
+
+
+            def main():
+                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                for batch in DataLoader(Floats(), batch_size=4, num_workers=2, pin_memory=True):
+                    print(batch.to(device, non_blocking=True))
+
+
+            if __name__ == "__main__":
+                main()
+        '''),
+    ),
 ))
 
 
@@ -1334,53 +1594,245 @@ _add(Rule(
         "jfzhang95/pytorch-deeplab-xception#220",
     ),
     static=True,
-    invalid=_examples(_dedent('''
-        from torch.utils.data import DataLoader, Dataset
+    invalid=_examples(
+        _dedent('''
+            from torch.utils.data import DataLoader, Dataset
 
 
-        class Lines(Dataset):
-            def __init__(self, path):
-                self.file = open(path)
-                self.offsets = [0, 6, 12]
+            class Lines(Dataset):
+                def __init__(self, path):
+                    self.file = open(path)
+                    self.offsets = [0, 6, 12]
 
-            def __len__(self):
-                return len(self.offsets)
+                def __len__(self):
+                    return len(self.offsets)
 
-            def __getitem__(self, i):
-                self.file.seek(self.offsets[i])
-                return self.file.readline()
-
-
-        if __name__ == "__main__":
-            loader = DataLoader(Lines("data.txt"), batch_size=2, num_workers=2)
-            for batch in loader:
-                print(batch)
-    ''')),
-    valid=_examples(_dedent('''
-        from torch.utils.data import DataLoader, Dataset
+                def __getitem__(self, i):
+                    self.file.seek(self.offsets[i])
+                    return self.file.readline()
 
 
-        class Lines(Dataset):
-            def __init__(self, path):
-                self.path = path
-                self.file = None
-                self.offsets = [0, 6, 12]
+            if __name__ == "__main__":
+                loader = DataLoader(Lines("data.txt"), batch_size=2, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            import h5py
+            from torch.utils.data import DataLoader, Dataset
 
-            def __len__(self):
-                return len(self.offsets)
 
-            def __getitem__(self, i):
-                if self.file is None:
+            class Frames(Dataset):
+                def __init__(self, path):
+                    self.images = h5py.File(path, "r")["images"]
+
+                def __len__(self):
+                    return len(self.images)
+
+                def __getitem__(self, i):
+                    return self.images[i]
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Frames("frames.h5"), batch_size=8, num_workers=4)
+                for batch in loader:
+                    print(batch.shape)
+        '''),
+        _dedent('''
+            import sqlite3
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Rows(Dataset):
+                def __init__(self, path):
+                    self.db = sqlite3.connect(path)
+
+                def __len__(self):
+                    return self.db.execute("select count(*) from t").fetchone()[0]
+
+                def __getitem__(self, i):
+                    return self.db.execute("select x from t where id = ?", (i,)).fetchone()[0]
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Rows("rows.db"), batch_size=2, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            import threading
+
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Cached(Dataset):
+                def __init__(self):
+                    self.lock = threading.Lock()
+                    self.cache = {}
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    with self.lock:
+                        return self.cache.setdefault(i, i * i)
+
+
+            def main():
+                for batch in DataLoader(Cached(), batch_size=4, num_workers=2):
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main()
+        '''),
+        _dedent('''
+            import numpy as np
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Noisy(Dataset):
+                def __init__(self):
+                    self.np = np
+                    self.gen = torch.Generator().manual_seed(0)
+                    self.stream = (i * i for i in range(8))
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return torch.rand(1, generator=self.gen) + self.np.float32(i)
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Noisy(), batch_size=4, num_workers=2):
+                    print(batch)
+        '''),
+    ),
+    valid=_examples(
+        _dedent('''
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Lines(Dataset):
+                def __init__(self, path):
+                    self.path = path
+                    self.file = None
+                    self.offsets = [0, 6, 12]
+
+                def __len__(self):
+                    return len(self.offsets)
+
+                def __getitem__(self, i):
+                    if self.file is None:
+                        self.file = open(self.path)
+                    self.file.seek(self.offsets[i])
+                    return self.file.readline()
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Lines("data.txt"), batch_size=2, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Lines(Dataset):
+                def __init__(self, path):
+                    self.path = path
+                    self.file = open(path)
+
+                def __getstate__(self):
+                    state = self.__dict__.copy()
+                    state["file"] = None
+                    return state
+
+                def __setstate__(self, state):
+                    self.__dict__.update(state)
                     self.file = open(self.path)
-                self.file.seek(self.offsets[i])
-                return self.file.readline()
+
+                def __len__(self):
+                    return 3
+
+                def __getitem__(self, i):
+                    return self.file.readline()
 
 
-        if __name__ == "__main__":
-            loader = DataLoader(Lines("data.txt"), batch_size=2, num_workers=2)
-            for batch in loader:
-                print(batch)
-    ''')),
+            if __name__ == "__main__":
+                for batch in DataLoader(Lines("data.txt"), batch_size=2, num_workers=2):
+                    print(batch)
+        '''),
+        _dedent('''
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Lines(Dataset):
+                def __init__(self, path):
+                    with open(path) as handle:
+                        self.lines = handle.readlines()
+
+                def __len__(self):
+                    return len(self.lines)
+
+                def __getitem__(self, i):
+                    return self.lines[i]
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Lines("data.txt"), batch_size=2, num_workers=2):
+                    print(batch)
+        '''),
+        _dedent('''
+            import sqlite3
+            from torch.utils.data import DataLoader, Dataset, get_worker_info
+
+
+            class Rows(Dataset):
+                def __init__(self, path):
+                    self.path = path
+                    self.db = None
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return self.db.execute("select x from t where id = ?", (i,)).fetchone()[0]
+
+
+            def open_db(worker_id):
+                dataset = get_worker_info().dataset
+                dataset.db = sqlite3.connect(dataset.path)
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Rows("rows.db"), batch_size=2, num_workers=2,
+                                    worker_init_fn=open_db)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Lines(Dataset):
+                def __init__(self, path):
+                    self.file = open(path)
+
+                def __len__(self):
+                    return 3
+
+                def __getitem__(self, i):
+                    return self.file.readline()
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Lines("data.txt"), batch_size=2):
+                    print(batch)
+        '''),
+    ),
 ))
 
 
@@ -1434,37 +1886,169 @@ _add(Rule(
         "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset",
     ),
     static=True,
-    invalid=_examples(_dedent('''
-        from torch.utils.data import DataLoader, IterableDataset
+    invalid=_examples(
+        _dedent('''
+            from torch.utils.data import DataLoader, IterableDataset
 
 
-        class Numbers(IterableDataset):
-            def __iter__(self):
-                return iter(range(8))
-
-
-        if __name__ == "__main__":
-            loader = DataLoader(Numbers(), batch_size=4, num_workers=2)
-            for batch in loader:
-                print(batch)
-    ''')),
-    valid=_examples(_dedent('''
-        from torch.utils.data import DataLoader, IterableDataset, get_worker_info
-
-
-        class Numbers(IterableDataset):
-            def __iter__(self):
-                info = get_worker_info()
-                if info is None:
+            class Numbers(IterableDataset):
+                def __iter__(self):
                     return iter(range(8))
-                return iter(range(info.id, 8, info.num_workers))
 
 
-        if __name__ == "__main__":
-            loader = DataLoader(Numbers(), batch_size=4, num_workers=2)
-            for batch in loader:
-                print(batch)
-    ''')),
+            if __name__ == "__main__":
+                loader = DataLoader(Numbers(), batch_size=4, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            import argparse
+
+            from torch.utils.data import DataLoader, IterableDataset
+
+
+            class Lines(IterableDataset):
+                def __init__(self, path):
+                    self.path = path
+
+                def __iter__(self):
+                    with open(self.path) as handle:
+                        for line in handle:
+                            yield line.strip()
+
+
+            def main():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--workers", type=int, default=4)
+                args = parser.parse_args()
+                for batch in DataLoader(Lines("data.txt"), batch_size=2, num_workers=args.workers):
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main()
+        '''),
+        _dedent('''
+            from torch.utils.data import DataLoader, IterableDataset
+
+
+            class Shards(IterableDataset):
+                def __init__(self, shards):
+                    self.shards = shards
+
+                def __iter__(self):
+                    for shard in self.shards:
+                        yield from self._read(shard)
+
+                def _read(self, shard):
+                    return range(shard * 4, shard * 4 + 4)
+
+
+            if __name__ == "__main__":
+                dataset = Shards([0, 1, 2])
+                for batch in DataLoader(dataset, batch_size=4, num_workers=3):
+                    print(batch)
+        '''),
+        _dedent('''
+            import torch.utils.data as tud
+
+
+            class Stream(tud.IterableDataset):
+                def __iter__(self):
+                    return (i * i for i in range(8))
+
+
+            if __name__ == "__main__":
+                for batch in tud.DataLoader(Stream(), batch_size=4, num_workers=4):
+                    print(batch)
+        '''),
+    ),
+    valid=_examples(
+        _dedent('''
+            from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+
+            class Numbers(IterableDataset):
+                def __iter__(self):
+                    info = get_worker_info()
+                    if info is None:
+                        return iter(range(8))
+                    return iter(range(info.id, 8, info.num_workers))
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Numbers(), batch_size=4, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            import torch
+            from torch.utils.data import DataLoader, IterableDataset
+
+
+            class Shards(IterableDataset):
+                def __init__(self, shards):
+                    self.shards = shards
+
+                def __iter__(self):
+                    for shard in self._mine():
+                        yield from range(shard * 4, shard * 4 + 4)
+
+                def _mine(self):
+                    info = torch.utils.data.get_worker_info()
+                    if info is None:
+                        return self.shards
+                    return self.shards[info.id::info.num_workers]
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Shards([0, 1, 2]), batch_size=4, num_workers=3):
+                    print(batch)
+        '''),
+        _dedent('''
+            from torch.utils.data import DataLoader, IterableDataset
+
+
+            class Numbers(IterableDataset):
+                def __iter__(self):
+                    return iter(range(8))
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Numbers(), batch_size=4, num_workers=1):
+                    print(batch)
+                for batch in DataLoader(Numbers(), batch_size=4):
+                    print(batch)
+        '''),
+        _dedent('''
+            import math
+
+            from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+
+            class Range(IterableDataset):
+                def __init__(self, start, end):
+                    self.start, self.end = start, end
+
+                def __iter__(self):
+                    return iter(range(self.start, self.end))
+
+
+            def split_range(worker_id):
+                info = get_worker_info()
+                dataset = info.dataset
+                per_worker = math.ceil((dataset.end - dataset.start) / info.num_workers)
+                dataset.start = dataset.start + worker_id * per_worker
+                dataset.end = min(dataset.start + per_worker, dataset.end)
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Range(0, 8), batch_size=4, num_workers=2,
+                                    worker_init_fn=split_range)
+                for batch in loader:
+                    print(batch)
+        '''),
+    ),
 ))
 
 
@@ -1473,8 +2057,9 @@ _add(Rule(
 _add(Rule(
     code="DLW110",
     title="more DataLoader workers than usable CPUs",
-    message=("num_workers={num_workers} is more than the {cpus} CPUs this host can use; "
-             "use at most {cpus} workers, or derive the count from os.sched_getaffinity(0)"),
+    message=("num_workers={num_workers} is above the limit of {max_workers} workers "
+             "(this host can use {cpus} CPUs); use at most {max_workers}, or derive the "
+             "count from os.sched_getaffinity(0)"),
     fix_title="Lower num_workers to the usable CPU count",
     explanation=_text('''
         The DataLoader starts more worker processes than the host has CPUs available to
@@ -1524,19 +2109,74 @@ _add(Rule(
     ),
     static=True,
     default_off=True,
-    invalid=_examples(_module('''
-        if __name__ == "__main__":
-            loader = DataLoader(Squares(), batch_size=4, num_workers=512)
-            for batch in loader:
-                print(batch)
-    ''')),
-    valid=_examples(_module('''
-        if __name__ == "__main__":
-            workers = min(8, os.cpu_count() or 1)
-            loader = DataLoader(Squares(), batch_size=4, num_workers=workers)
-            for batch in loader:
-                print(batch)
-    ''', imports="import os\n\n")),
+    invalid=_examples(
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=512)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), 4, True, None, None, 16)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            NUM_WORKERS = 32
+
+
+            def main():
+                loader = DataLoader(Squares(), batch_size=4, num_workers=NUM_WORKERS)
+                for batch in loader:
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main()
+        '''),
+        _module('''
+            if __name__ == "__main__":
+                loader = tud.DataLoader(Squares(), batch_size=4, num_workers=64,
+                                        persistent_workers=True)
+                for batch in loader:
+                    print(batch)
+        ''', imports="import torch.utils.data as tud\n"),
+    ),
+    valid=_examples(
+        _module('''
+            if __name__ == "__main__":
+                workers = min(8, os.cpu_count() or 1)
+                loader = DataLoader(Squares(), batch_size=4, num_workers=workers)
+                for batch in loader:
+                    print(batch)
+        ''', imports="import os\n\n"),
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _module('''
+            def main():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--workers", type=int, default=16)
+                args = parser.parse_args()
+                loader = DataLoader(Squares(), batch_size=4, num_workers=args.workers)
+                for batch in loader:
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main()
+        ''', imports="import argparse\n\n"),
+        _module('''
+            if __name__ == "__main__":
+                loader = DataLoader(Squares(), batch_size=4, num_workers=len(os.sched_getaffinity(0)))
+                for batch in loader:
+                    print(batch)
+        ''', imports="import os\n\n"),
+    ),
 ))
 
 
@@ -1598,53 +2238,215 @@ _add(Rule(
         "https://pytorch.org/docs/stable/notes/randomness.html",
     ),
     static=True,
-    invalid=_examples(_dedent('''
-        import numpy as np
-        from torch.utils.data import DataLoader, Dataset
+    invalid=_examples(
+        _dedent('''
+            import numpy as np
+            from torch.utils.data import DataLoader, Dataset
 
 
-        class Noisy(Dataset):
-            def __init__(self):
-                self.rng = np.random.default_rng(0)
+            class Noisy(Dataset):
+                def __init__(self):
+                    self.rng = np.random.default_rng(0)
 
-            def __len__(self):
-                return 8
+                def __len__(self):
+                    return 8
 
-            def __getitem__(self, i):
-                return i + self.rng.normal()
-
-
-        if __name__ == "__main__":
-            loader = DataLoader(Noisy(), batch_size=4, num_workers=2)
-            for batch in loader:
-                print(batch)
-    ''')),
-    valid=_examples(_dedent('''
-        import numpy as np
-        from torch.utils.data import DataLoader, Dataset, get_worker_info
+                def __getitem__(self, i):
+                    return i + self.rng.normal()
 
 
-        class Noisy(Dataset):
-            def __init__(self):
-                self.rng = None
+            if __name__ == "__main__":
+                loader = DataLoader(Noisy(), batch_size=4, num_workers=2)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            import random
 
-            def __len__(self):
-                return 8
-
-            def __getitem__(self, i):
-                return i + self.rng.normal()
-
-
-        def seed_worker(worker_id):
-            info = get_worker_info()
-            info.dataset.rng = np.random.default_rng(info.seed)
+            from torch.utils.data import DataLoader, Dataset
 
 
-        if __name__ == "__main__":
-            loader = DataLoader(Noisy(), batch_size=4, num_workers=2, worker_init_fn=seed_worker)
-            for batch in loader:
-                print(batch)
-    ''')),
+            class Flips(Dataset):
+                def __init__(self, seed):
+                    self.random = random.Random(seed)
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return -i if self.random.random() < 0.5 else i
+
+
+            def main():
+                for batch in DataLoader(Flips(seed=1), batch_size=4, num_workers=2):
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main()
+        '''),
+        _dedent('''
+            import numpy as np
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Crops(Dataset):
+                def __init__(self):
+                    self.state = np.random.RandomState()
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return self._crop(i)
+
+                def _crop(self, i):
+                    return i + self.state.randint(0, 4)
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Crops(), batch_size=4, num_workers=4):
+                    print(batch)
+        '''),
+        _dedent('''
+            import numpy as np
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Noisy(Dataset):
+                def __init__(self):
+                    self.rng = np.random.default_rng(0)
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return i + self.rng.normal()
+
+
+            def seed_worker(worker_id):
+                np.random.seed(torch.initial_seed() % 2**32)
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Noisy(), batch_size=4, num_workers=2, worker_init_fn=seed_worker)
+                for batch in loader:
+                    print(batch)
+        '''),
+    ),
+    valid=_examples(
+        _dedent('''
+            import numpy as np
+            from torch.utils.data import DataLoader, Dataset, get_worker_info
+
+
+            class Noisy(Dataset):
+                def __init__(self):
+                    self.rng = None
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return i + self.rng.normal()
+
+
+            def seed_worker(worker_id):
+                info = get_worker_info()
+                info.dataset.rng = np.random.default_rng(info.seed)
+
+
+            if __name__ == "__main__":
+                loader = DataLoader(Noisy(), batch_size=4, num_workers=2, worker_init_fn=seed_worker)
+                for batch in loader:
+                    print(batch)
+        '''),
+        _dedent('''
+            import numpy as np
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Noisy(Dataset):
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return i + np.random.normal()
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Noisy(), batch_size=4, num_workers=2):
+                    print(batch)
+        '''),
+        _dedent('''
+            import numpy as np
+            from torch.utils.data import DataLoader, Dataset, get_worker_info
+
+
+            class Noisy(Dataset):
+                def __init__(self):
+                    self.rng = np.random.default_rng(0)
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    info = get_worker_info()
+                    if info is not None and not getattr(self, "reseeded", False):
+                        self.rng = np.random.default_rng(info.seed)
+                        self.reseeded = True
+                    return i + self.rng.normal()
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Noisy(), batch_size=4, num_workers=2):
+                    print(batch)
+        '''),
+        _dedent('''
+            import random
+
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Shuffled(Dataset):
+                def __init__(self, seed):
+                    self.rng = random.Random(seed)
+                    self.order = list(range(8))
+                    self.rng.shuffle(self.order)
+
+                def __len__(self):
+                    return len(self.order)
+
+                def __getitem__(self, i):
+                    return self.order[i]
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Shuffled(0), batch_size=4, num_workers=2):
+                    print(batch)
+        '''),
+        _dedent('''
+            import numpy as np
+            from torch.utils.data import DataLoader, Dataset
+
+
+            class Noisy(Dataset):
+                def __init__(self):
+                    self.rng = np.random.default_rng(0)
+
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, i):
+                    return i + self.rng.normal()
+
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Noisy(), batch_size=4):
+                    print(batch)
+        '''),
+    ),
 ))
 
 

@@ -1,25 +1,56 @@
 """The flake8 entry point: options, the prefilter, and the findings of every rule."""
+from typing import NamedTuple, Optional
+
 import flake8_dlworker
 from flake8_dlworker.analysis import analyze_module
+from flake8_dlworker.analysis.loaders import is_dataloader_call, may_have_workers
 from flake8_dlworker.analysis.project import Project, calls_sibling_at_top
-from flake8_dlworker.rules import pickling, unguarded
+from flake8_dlworker.catalog import RULES
+from flake8_dlworker.rules import cuda, options, pickling, sharding, state, unguarded
 
 START_METHODS = ("spawn", "forkserver", "fork")
-#: the catalog codes this checker reports; the others are detected elsewhere or later
-IMPLEMENTED = frozenset(("DLW101", "DLW102", "DLW103", "DLW104"))
+#: the catalog codes this checker reports; the others are detected elsewhere
+IMPLEMENTED = frozenset("DLW1%02d" % i for i in range(1, 12))
+#: rules that only break when workers are spawned: silent under fork
+SPAWN_ONLY = frozenset(("DLW101", "DLW102", "DLW103", "DLW104"))
+#: rules that depend on the host running flake8: off unless selected by their own code
+HOST_RULES = tuple(code for code, rule in RULES.items() if rule.default_off)
+DEFAULT_MIN_RAM_GB = 16.0
 #: a module that mentions none of these imports nothing that starts a worker
 _PREFILTER = ("DataLoader", "multiprocessing", "ProcessPoolExecutor", "utils.data",
               "utils import data")
 
 
-def findings(tree, filename, start_method="spawn"):
+class Host(NamedTuple):
+    """What DLW105 and DLW110 compare a loader with; None turns the rule off."""
+    ram_gb: Optional[float] = None
+    min_ram_gb: float = DEFAULT_MIN_RAM_GB
+    max_workers: Optional[int] = None
+    cpus: Optional[int] = None
+
+
+def findings(tree, filename, start_method="spawn", host=Host()):
     """Every finding for one parsed module, without the prefilter."""
-    if start_method == "fork":
-        return []  # DLW101-DLW104 only break when workers are spawned
     facts = analyze_module(tree, filename)
-    project = Project(filename)  # sibling modules, read lazily and at most once each
-    found = list(unguarded.check(facts, project))
-    found.extend(pickling.check(facts, start_method, project))
+    found = []
+    if start_method != "fork":
+        project = Project(filename)  # sibling modules, read lazily and at most once each
+        found.extend(unguarded.check(facts, project))
+        found.extend(pickling.check(facts, start_method, project))
+    loaders = [(call, scope) for call, scope, _owner in facts.calls
+               if is_dataloader_call(call, scope, facts)]
+    if loaders:
+        found.extend(options.check_worker_options(loaders, facts))
+        if host.ram_gb is not None:
+            found.extend(options.check_pin_memory(loaders, host.ram_gb, host.min_ram_gb))
+        if host.max_workers is not None:
+            found.extend(options.check_worker_count(
+                loaders, facts, host.max_workers, host.cpus))
+        workers = [(call, scope) for call, scope in loaders if may_have_workers(call)]
+        if workers:
+            found.extend(cuda.check(workers, facts))
+            found.extend(state.check(workers, facts, start_method))
+            found.extend(sharding.check(workers, facts))
     found.sort()
     return found
 
@@ -28,10 +59,20 @@ def might_start_workers(source):
     return any(word in source for word in _PREFILTER)
 
 
+def _named(code, options):
+    """True when the user selected ``code`` itself, not only a prefix such as ``DLW``."""
+    chosen = list(getattr(options, "select", None) or ()) + list(
+        getattr(options, "extend_select", None) or ())
+    return any(code.startswith(entry) and len(entry) >= len(code) for entry in chosen)
+
+
 class DataLoaderWorkerChecker:
     name = "flake8-dlworker"
     version = flake8_dlworker.__version__
+    #: off unless selected (as flake8-bugbear does with its opinionated codes)
+    extend_default_ignore = HOST_RULES
     start_method = "spawn"
+    host = Host()
 
     __slots__ = ("_tree", "_filename", "_lines")
 
@@ -47,15 +88,39 @@ class DataLoaderWorkerChecker:
             parse_from_config=True,
             help="start method the DataLoader workers will use (default: spawn); "
                  "'fork' silences the rules that only break under spawn/forkserver")
+        parser.add_option(
+            "--dlw-min-ram-gb", type=float, default=DEFAULT_MIN_RAM_GB,
+            parse_from_config=True,
+            help="DLW105: report pin_memory on hosts with less RAM than this, in GiB "
+                 "(default: %(default)s)")
+        parser.add_option(
+            "--dlw-max-workers", type=int, default=None, parse_from_config=True,
+            help="DLW110: report a literal num_workers above this "
+                 "(default: the CPUs this host can use)")
+        parser.extend_default_ignore(cls.extend_default_ignore)
 
     @classmethod
     def parse_options(cls, options):
+        """Once per flake8 run: the host is read here, never per file."""
         cls.start_method = options.dlw_start_method
+        ram_gb = max_workers = cpus = None
+        if _named("DLW105", options):
+            from flake8_dlworker.host import ram_gb as read_ram
+
+            ram_gb = read_ram()
+        if _named("DLW110", options):
+            from flake8_dlworker.host import usable_cpus
+
+            cpus = usable_cpus()
+            max_workers = options.dlw_max_workers
+            if max_workers is None:
+                max_workers = cpus
+        cls.host = Host(ram_gb, options.dlw_min_ram_gb, max_workers, cpus)
 
     def run(self):
         if not (might_start_workers("".join(self._lines))
                 or calls_sibling_at_top(self._tree, self._filename)):
             return
-        for finding in findings(self._tree, self._filename, self.start_method):
+        for finding in findings(self._tree, self._filename, self.start_method, self.host):
             yield (finding.line, finding.col, "%s %s" % (finding.code, finding.text),
                    type(self))

@@ -75,3 +75,65 @@ def is_worker_loader(expr, scope, facts, depth=0):
                     value, binding.scope, facts, depth + 1):
                 return True
     return False
+
+
+#: DataLoader's positional order after ``dataset`` (torch 2.x signature)
+POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4,
+             "num_workers": 5, "collate_fn": 6, "pin_memory": 7, "drop_last": 8,
+             "timeout": 9, "worker_init_fn": 10}
+
+
+def argument(call, name):
+    """The expression given for parameter ``name`` (keyword or position), else None.
+
+    The returned node is the ``ast.keyword`` for a keyword (it carries the position of
+    ``name=``), or the positional expression itself."""
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    position = POSITIONS.get(name)
+    if position is not None:
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                return None
+            if i == position:
+                return arg
+    return None
+
+
+def value_of(node):
+    """The expression of what ``argument`` returned."""
+    return node.value if isinstance(node, ast.keyword) else node
+
+
+def has_unknown_arguments(call):
+    """``*args`` or ``**kwargs``: any parameter may be set without being seen."""
+    return (any(isinstance(a, ast.Starred) for a in call.args)
+            or any(kw.arg is None for kw in call.keywords))
+
+
+def literal_int(expr, scope, facts, depth=0):
+    """The int an expression always is: a literal, or a name every binding of which is
+    one literal int; None when unknown."""
+    if isinstance(expr, ast.Constant):
+        value = expr.value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        return None
+    if isinstance(expr, ast.Name) and depth < 3:
+        values = set()
+        for binding in facts.lookup(expr.id, scope):
+            if not isinstance(binding.value, ast.expr):
+                return None
+            values.add(literal_int(binding.value, binding.scope, facts, depth + 1))
+        if len(values) == 1:
+            return values.pop()
+    return None
+
+
+def worker_count(call, scope, facts):
+    """``num_workers`` as an int when it is known (0 when absent), else None."""
+    node = argument(call, "num_workers")
+    if node is None:
+        return None if has_unknown_arguments(call) else 0
+    return literal_int(value_of(node), scope, facts)

@@ -1,0 +1,293 @@
+"""The dataset classes behind a loader, and the code that runs inside its workers.
+
+A worker runs the dataset's ``__getitem__`` / ``__iter__`` (and the methods and
+module functions they call), the transforms the dataset was given or built in
+``__init__``, ``collate_fn`` and ``worker_init_fn``.  Everything here answers from
+one module's facts; classes and functions from other modules are not followed.
+Only the rules that need it call this, and only for loaders with workers, so the
+cost stays off the per-file path of files without such loaders.
+"""
+import ast
+
+from flake8_dlworker.analysis.loaders import argument, value_of
+from flake8_dlworker.analysis.names import PARTIAL
+
+#: methods a worker calls on the dataset
+WORKER_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
+#: methods a worker calls on a transform or collate object
+CALL_METHODS = ("__call__", "forward")
+_MAX_DEPTH = 6
+_MAX_FUNCTIONS = 40
+#: torch's dataset wrappers pickle the datasets they are given
+_WRAPPER_PREFIX = "torch.utils.data."
+#: bases that add no behaviour to iteration
+_NEUTRAL_BASES = frozenset(("typing.Generic", "typing.Protocol", "abc.ABC"))
+
+
+class DatasetClass:
+    """A class defined in this module whose instance a loader sends to its workers."""
+
+    __slots__ = ("node", "scope", "ctor")
+
+    def __init__(self, node, scope, ctor):
+        self.node = node    # the ClassDef
+        self.scope = scope  # the scope its name was bound in
+        self.ctor = ctor    # the constructor Call the loader's dataset came from, or None
+
+
+def dataset_classes(call, scope, facts):
+    """The module classes a loader call's dataset is an instance of."""
+    node = argument(call, "dataset")
+    if node is None:
+        return []
+    found = []
+    _instances(value_of(node), scope, facts, 0, found, set())
+    return found
+
+
+def _instances(expr, scope, facts, depth, found, seen):
+    if depth > _MAX_DEPTH or id(expr) in seen:
+        return
+    seen.add(id(expr))
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Name):
+            for binding in facts.lookup(func.id, scope):
+                if isinstance(binding.value, ast.ClassDef):
+                    found.append(DatasetClass(binding.value, binding.scope, expr))
+        qualname = facts.qualname(func, scope)
+        if qualname and qualname.startswith(_WRAPPER_PREFIX):
+            for arg in expr.args:  # Subset(ds, idx), ConcatDataset([a, b])
+                _instances(arg, scope, facts, depth + 1, found, seen)
+    elif isinstance(expr, ast.Name):
+        for binding in facts.lookup(expr.id, scope):
+            if isinstance(binding.value, ast.expr):
+                _instances(binding.value, binding.scope, facts, depth + 1, found, seen)
+    elif isinstance(expr, (ast.List, ast.Tuple)):
+        for elt in expr.elts:
+            _instances(elt, scope, facts, depth + 1, found, seen)
+
+
+def class_chain(classdef, facts):
+    """The class and its bases defined in this module, nearest first."""
+    chain, queue, seen = [], [classdef], set()
+    while queue and len(chain) < _MAX_DEPTH:
+        cls = queue.pop(0)
+        if id(cls) in seen:
+            continue
+        seen.add(id(cls))
+        chain.append(cls)
+        class_scope = facts.scopes.get(cls)
+        parent = class_scope.parent if class_scope is not None else facts.module
+        for base in cls.bases:
+            if isinstance(base, ast.Name):
+                for binding in facts.lookup(base.id, parent):
+                    if isinstance(binding.value, ast.ClassDef):
+                        queue.append(binding.value)
+    return chain
+
+
+def external_bases(classdef, facts):
+    """Qualified names of the bases, anywhere in the module chain, that are imported."""
+    found = []
+    for cls in class_chain(classdef, facts):
+        class_scope = facts.scopes.get(cls)
+        parent = class_scope.parent if class_scope is not None else facts.module
+        for base in cls.bases:
+            if isinstance(base, ast.Subscript):  # Generic[T], IterableDataset[int]
+                base = base.value
+            qualname = facts.qualname(base, parent)
+            if qualname in _NEUTRAL_BASES:
+                continue
+            if qualname is not None:
+                found.append(qualname)
+            elif not (isinstance(base, ast.Name) and (base.id == "object" or any(
+                    isinstance(b.value, ast.ClassDef) for b in facts.lookup(base.id, parent)))):
+                found.append(None)  # a base this module cannot resolve
+    return found
+
+
+def find_method(classdef, name, facts, skip_self=False):
+    """(FunctionDef, owning ClassDef) for ``name`` along the module chain, or None."""
+    for cls in class_chain(classdef, facts)[1 if skip_self else 0:]:
+        class_scope = facts.scopes.get(cls)
+        if class_scope is not None:
+            method = class_scope.methods.get(name)
+            if method is not None:
+                return method.node, cls
+    return None
+
+
+def init_assigns(classdef, facts):
+    """(attribute, value, __init__ FunctionDef, ClassDef) for each ``self.x = ...`` in the
+    ``__init__`` methods along the module chain; the last assignment of an attribute wins."""
+    found = {}
+    for cls in reversed(class_chain(classdef, facts)):
+        class_scope = facts.scopes.get(cls)
+        init = class_scope.methods.get("__init__") if class_scope is not None else None
+        if init is None:
+            continue
+        for attr, value in init.self_assigns:
+            found[attr] = (attr, value, init.node, cls)
+        for deleted in _deleted_self_attributes(init.node):
+            found.pop(deleted, None)
+    return list(found.values())
+
+
+def _deleted_self_attributes(function):
+    for node in ast.walk(function):
+        if isinstance(node, ast.Delete):
+            for target in node.targets:
+                if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"):
+                    yield target.attr
+
+
+def defines(classdef, facts, names):
+    """True when the class or a module base defines one of ``names``."""
+    return any(find_method(classdef, name, facts) is not None for name in names)
+
+
+class WorkerCode:
+    """A function that runs in a worker, with a name for messages."""
+
+    __slots__ = ("node", "cls", "label")
+
+    def __init__(self, node, cls, label):
+        self.node = node    # FunctionDef
+        self.cls = cls      # the ClassDef whose ``self`` it sees, or None
+        self.label = label  # "Squares.__getitem__", "pad_batch"
+
+
+def _label(node, cls):
+    return "%s.%s" % (cls.name, node.name) if cls is not None else node.name
+
+
+def reachable(starts, facts):
+    """The functions in ``starts`` and those they call in this module: ``self.m()``,
+    ``super().m()``, and functions called by name."""
+    found, queue, seen = [], list(starts), set()
+    while queue and len(found) < _MAX_FUNCTIONS:
+        code = queue.pop(0)
+        if id(code.node) in seen:
+            continue
+        seen.add(id(code.node))
+        found.append(code)
+        scope = facts.scopes.get(code.node)
+        for node in ast.walk(code.node):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = _callee(node.func, code, scope, facts)
+            if callee is not None:
+                queue.append(callee)
+    return found
+
+
+def _callee(func, code, scope, facts):
+    if isinstance(func, ast.Attribute) and code.cls is not None:
+        owner = func.value
+        if isinstance(owner, ast.Name) and owner.id == "self":
+            hit = find_method(code.cls, func.attr, facts)
+        elif (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
+              and owner.func.id == "super"):
+            hit = find_method(code.cls, func.attr, facts, skip_self=True)
+        else:
+            return None
+        if hit is not None:
+            return WorkerCode(hit[0], code.cls, _label(hit[0], hit[1]))
+        return None
+    if isinstance(func, ast.Name) and scope is not None:
+        for binding in facts.lookup(func.id, scope):
+            if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return WorkerCode(binding.value, None, binding.value.name)
+    return None
+
+
+def dataset_worker_methods(dataset, facts):
+    """The dataset methods a worker calls, as WorkerCode."""
+    found = []
+    for name in WORKER_METHODS:
+        hit = find_method(dataset.node, name, facts)
+        if hit is not None:
+            found.append(WorkerCode(hit[0], dataset.node, _label(hit[0], hit[1])))
+    return found
+
+
+def callables(expr, scope, facts, depth=0):
+    """The module functions and ``__call__`` methods an expression stands for when it is
+    passed as a callable (``collate_fn=pad``, ``Collate()``, ``partial(f, ...)``), or
+    given to a dataset as a transform (``Compose([Normalize(), to_tensor])``)."""
+    found = []
+    _callables(expr, scope, facts, depth, found, set())
+    return found
+
+
+def _callables(expr, scope, facts, depth, found, seen):
+    if depth > _MAX_DEPTH or id(expr) in seen:
+        return
+    seen.add(id(expr))
+    if isinstance(expr, ast.Name):
+        for binding in facts.lookup(expr.id, scope):
+            value = binding.value
+            if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.append(WorkerCode(value, None, value.name))
+            elif isinstance(value, ast.expr):
+                _callables(value, binding.scope, facts, depth + 1, found, seen)
+    elif isinstance(expr, ast.Call):
+        func = expr.func
+        instance_of = None
+        if isinstance(func, ast.Name):
+            for binding in facts.lookup(func.id, scope):
+                if isinstance(binding.value, ast.ClassDef):
+                    instance_of = binding.value
+        if instance_of is not None:
+            for name in CALL_METHODS:
+                hit = find_method(instance_of, name, facts)
+                if hit is not None:
+                    found.append(WorkerCode(hit[0], instance_of, _label(hit[0], hit[1])))
+            return
+        if facts.qualname(func, scope) in PARTIAL and expr.args:
+            _callables(expr.args[0], scope, facts, depth + 1, found, seen)
+            return
+        # Compose([...]), a wrapper: what it was given runs in the worker too
+        for arg in list(expr.args) + [kw.value for kw in expr.keywords]:
+            _callables(arg, scope, facts, depth + 1, found, seen)
+    elif isinstance(expr, (ast.List, ast.Tuple)):
+        for elt in expr.elts:
+            _callables(elt, scope, facts, depth + 1, found, seen)
+
+
+def transforms(dataset, facts):
+    """Transform functions a dataset holds: given to its constructor, or built in
+    ``__init__`` from classes and functions of this module."""
+    found = []
+    if dataset.ctor is not None:
+        for arg in list(dataset.ctor.args) + [kw.value for kw in dataset.ctor.keywords]:
+            found.extend(callables(arg, dataset.scope, facts))
+    for _attr, value, init, _cls in init_assigns(dataset.node, facts):
+        init_scope = facts.scopes.get(init)
+        if init_scope is not None and isinstance(value, (ast.Call, ast.List, ast.Tuple)):
+            found.extend(callables(value, init_scope, facts))
+    return found
+
+
+def loader_callables(call, scope, facts):
+    """(role, WorkerCode) for the loader's collate_fn and worker_init_fn."""
+    found = []
+    for role in ("collate_fn", "worker_init_fn"):
+        node = argument(call, role)
+        if node is not None:
+            for code in callables(value_of(node), scope, facts):
+                found.append((role, code))
+    return found
+
+
+def mentions(functions, names):
+    """True when any of ``functions`` refers to one of ``names`` (a name or attribute)."""
+    for code in functions:
+        for node in ast.walk(code.node):
+            if isinstance(node, ast.Name) and node.id in names:
+                return True
+            if isinstance(node, ast.Attribute) and node.attr in names:
+                return True
+    return False

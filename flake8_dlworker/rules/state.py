@@ -1,0 +1,210 @@
+"""DLW108 and DLW111: what a dataset keeps on ``self`` from ``__init__``.
+
+Every worker gets a copy of the dataset as it stood after ``__init__``: pickled
+under spawn and forkserver, inherited under fork.  An open handle cannot be
+pickled, and some (HDF5, lmdb, sqlite) are unsafe to share across fork (DLW108);
+a random generator object arrives in the same state in every worker (DLW111).
+"""
+import ast
+
+from flake8_dlworker.analysis import datasets
+from flake8_dlworker.analysis.loaders import argument, forces_fork, value_of
+from flake8_dlworker.catalog import RULES
+from flake8_dlworker.rules import Finding
+
+#: qualified name of the call -> (what the message calls it, unsafe to share across fork)
+HANDLES = {
+    "open": ("an open file", False),
+    "io.open": ("an open file", False),
+    "gzip.open": ("an open file", False),
+    "bz2.open": ("an open file", False),
+    "lzma.open": ("an open file", False),
+    "h5py.File": ("an h5py.File", True),
+    "lmdb.open": ("an lmdb environment", True),
+    "lmdb.Environment": ("an lmdb environment", True),
+    "sqlite3.connect": ("a sqlite3 connection", True),
+    "zipfile.ZipFile": ("a zipfile.ZipFile", False),
+    "tarfile.open": ("a tarfile.TarFile", False),
+    "tarfile.TarFile": ("a tarfile.TarFile", False),
+    "socket.socket": ("a socket", False),
+    "socket.create_connection": ("a socket", False),
+    "threading.Lock": ("a threading.Lock", False),
+    "threading.RLock": ("a threading.RLock", False),
+    "threading.local": ("a threading.local", False),
+    "torch.Generator": ("a torch.Generator", False),
+}
+#: qualified name -> how the DLW111 message names the generator
+GENERATORS = {
+    "numpy.random.default_rng": "np.random.default_rng",
+    "numpy.random.RandomState": "np.random.RandomState",
+    "numpy.random.Generator": "np.random.Generator",
+    "random.Random": "random.Random",
+}
+#: what shows a worker reseeding or rebuilding its own generator
+_RESEED_WORDS = frozenset(("get_worker_info", "initial_seed", "worker_id"))
+#: methods that return the same generator, seeded
+_SEEDING = frozenset(("manual_seed",))
+
+
+def check(loaders, facts, method):
+    seen = set()
+    for call, scope in loaders:
+        fork = method == "fork" or forces_fork(call)
+        for dataset in datasets.dataset_classes(call, scope, facts):
+            for finding in _handles(dataset, facts, fork):
+                if finding[:3] not in seen:
+                    seen.add(finding[:3])
+                    yield finding
+            for finding in _generators(dataset, call, scope, facts, fork):
+                if finding[:3] not in seen:
+                    seen.add(finding[:3])
+                    yield finding
+
+
+# --- DLW108 ----------------------------------------------------------------------------
+
+def _handles(dataset, facts, fork):
+    # a class that controls its own pickling (drops the handle in __getstate__) is fine
+    # when workers are spawned; under fork nothing is pickled and only sharing matters
+    custom_pickle = datasets.defines(
+        dataset.node, facts, ("__getstate__", "__reduce__", "__reduce_ex__"))
+    for attr, value, init, _cls in datasets.init_assigns(dataset.node, facts):
+        init_scope = facts.scopes.get(init)
+        if init_scope is None:
+            continue
+        kind = handle_kind(value, init_scope, facts)
+        if kind is None:
+            continue
+        what, fork_unsafe = kind
+        if fork and not fork_unsafe:
+            continue
+        if custom_pickle and not fork:
+            continue
+        yield Finding(value.lineno, value.col_offset, "DLW108",
+                      RULES["DLW108"].message.format(attr=attr, handle=what))
+
+
+def handle_kind(value, scope, facts, depth=0):
+    """(description, fork-unsafe) when ``value`` creates a handle, else None."""
+    if depth > 3:
+        return None
+    if isinstance(value, ast.GeneratorExp):
+        return "a generator", False
+    if isinstance(value, ast.Subscript):  # h5py.File(path)["images"]: an h5py Dataset
+        inner = handle_kind(value.value, scope, facts, depth + 1)
+        if inner is not None and inner[0] == "an h5py.File":
+            return "an h5py dataset", True
+        return None
+    if isinstance(value, ast.Name):
+        qualname = facts.qualname(value, scope)
+        if qualname is not None and "." not in qualname:
+            return "the module '%s'" % qualname, False  # import numpy as np; self.np = np
+        for binding in facts.lookup(value.id, scope):
+            if isinstance(binding.value, ast.expr):
+                found = handle_kind(binding.value, binding.scope, facts, depth + 1)
+                if found is not None:
+                    return found
+        return None
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+        if func.attr in _SEEDING:  # torch.Generator().manual_seed(0)
+            return handle_kind(func.value, scope, facts, depth + 1)
+        if func.attr == "open" and facts.qualname(func.value.func, scope) == "pathlib.Path":
+            return "an open file", False
+        return None
+    if isinstance(func, ast.Name) and func.id == "open":
+        if not facts.lookup("open", scope) and facts.qualname(func, scope) is None:
+            return HANDLES["open"]
+        return None
+    qualname = facts.qualname(func, scope)
+    if qualname in HANDLES:
+        return HANDLES[qualname]
+    if isinstance(func, ast.Name):
+        for binding in facts.lookup(func.id, scope):
+            if (isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and _is_generator_function(binding.value)):
+                return "a generator", False
+    return None
+
+
+def _is_generator_function(function):
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return not isinstance(function, ast.AsyncFunctionDef)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue  # a nested definition's yield is its own
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+# --- DLW111 ----------------------------------------------------------------------------
+
+def _generators(dataset, call, scope, facts, fork):
+    assigns = datasets.init_assigns(dataset.node, facts)
+    rngs = []
+    for attr, value, init, _cls in assigns:
+        init_scope = facts.scopes.get(init)
+        if init_scope is None:
+            continue
+        factory = _generator_factory(value, init_scope, facts, fork)
+        if factory is not None:
+            rngs.append((attr, value, factory))
+    if not rngs:
+        return
+    worker_code = datasets.reachable(datasets.dataset_worker_methods(dataset, facts), facts)
+    if datasets.mentions(worker_code, _RESEED_WORDS):
+        return  # the worker builds or reseeds its own generator
+    init_fn = argument(call, "worker_init_fn")
+    init_code = None
+    if init_fn is not None and not (isinstance(value_of(init_fn), ast.Constant)
+                                    and value_of(init_fn).value is None):
+        init_code = datasets.callables(value_of(init_fn), scope, facts)
+        if not init_code:
+            return  # a worker_init_fn this module cannot read may reseed it
+        init_code = datasets.reachable(init_code, facts)
+    for attr, value, factory in rngs:
+        if not _drawn_from(worker_code, attr):
+            continue
+        if _reassigned(worker_code, attr):
+            continue
+        if init_code is not None and datasets.mentions(init_code, (attr, "dataset")):
+            continue
+        yield Finding(value.lineno, value.col_offset, "DLW111",
+                      RULES["DLW111"].message.format(attr=attr, factory=factory))
+
+
+def _generator_factory(value, scope, facts, fork):
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr in _SEEDING and isinstance(
+            func.value, ast.Call):
+        return _generator_factory(func.value, scope, facts, fork)
+    qualname = facts.qualname(func, scope)
+    if qualname in GENERATORS:
+        return GENERATORS[qualname]
+    if fork and qualname == "torch.Generator":
+        return "torch.Generator"  # under spawn it is DLW108: it does not even start
+    return None
+
+
+def _self_attributes(functions, attr, ctx):
+    for code in functions:
+        for node in ast.walk(code.node):
+            if (isinstance(node, ast.Attribute) and node.attr == attr
+                    and isinstance(node.ctx, ctx) and isinstance(node.value, ast.Name)
+                    and node.value.id == "self"):
+                return True
+    return False
+
+
+def _drawn_from(functions, attr):
+    return _self_attributes(functions, attr, ast.Load)
+
+
+def _reassigned(functions, attr):
+    return _self_attributes(functions, attr, ast.Store)
