@@ -40,8 +40,8 @@ GENERATORS = {
     "numpy.random.Generator": "np.random.Generator",
     "random.Random": "random.Random",
 }
-#: what shows a worker reseeding or rebuilding its own generator
-_RESEED_WORDS = frozenset(("get_worker_info", "initial_seed", "worker_id"))
+#: generator methods that reseed it in place
+_RESEED_METHODS = frozenset(("seed", "manual_seed", "setstate", "set_state"))
 #: methods that return the same generator, seeded
 _SEEDING = frozenset(("manual_seed",))
 
@@ -156,8 +156,6 @@ def _generators(dataset, call, scope, facts, fork):
     if not rngs:
         return
     worker_code = datasets.reachable(datasets.dataset_worker_methods(dataset, facts), facts)
-    if datasets.mentions(worker_code, _RESEED_WORDS):
-        return  # the worker builds or reseeds its own generator
     init_fn = argument(call, "worker_init_fn")
     init_code = None
     if init_fn is not None and not (isinstance(value_of(init_fn), ast.Constant)
@@ -169,8 +167,8 @@ def _generators(dataset, call, scope, facts, fork):
     for attr, value, factory in rngs:
         if not _drawn_from(worker_code, attr):
             continue
-        if _reassigned(worker_code, attr):
-            continue
+        if _reseeded(worker_code, attr):
+            continue  # the worker builds or reseeds its own generator
         if init_code is not None and datasets.mentions(init_code, (attr, "dataset")):
             continue
         yield Finding(value.lineno, value.col_offset, "DLW111",
@@ -206,5 +204,16 @@ def _drawn_from(functions, attr):
     return _self_attributes(functions, attr, ast.Load)
 
 
-def _reassigned(functions, attr):
-    return _self_attributes(functions, attr, ast.Store)
+def _reseeded(functions, attr):
+    """``self.rng = ...`` or ``self.rng.seed(...)`` somewhere in the worker's code."""
+    if _self_attributes(functions, attr, ast.Store):
+        return True
+    for code in functions:
+        for node in ast.walk(code.node):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in _RESEED_METHODS):
+                owner = node.func.value
+                if (isinstance(owner, ast.Attribute) and owner.attr == attr
+                        and isinstance(owner.value, ast.Name) and owner.value.id == "self"):
+                    return True
+    return False
