@@ -1,0 +1,748 @@
+"""Find the part of an object that a spawned DataLoader worker cannot receive.
+
+``find_unpicklable(obj, root)`` answers with the attribute path of the first
+object that stops ``obj`` from reaching a ``spawn`` or ``forkserver`` worker,
+what that object is, where it was defined, its catalog code and the real error.
+``assert_picklable(obj)`` raises the same as an ``AssertionError``.  The doctor's
+pickle probe and the pytest plugin both use this one implementation.
+
+How it decides, without starting a process:
+
+- it pickles with what spawn really uses: ``multiprocessing.reduction.ForkingPickler``
+  (which carries torch's tensor and storage reductions), the default protocol, and
+  a spawning context in place, as ``Popen._launch`` has while it dumps the worker's
+  ``Process`` object; the pickled bytes are discarded as they are written;
+- a function or class of ``__main__`` pickles in the parent by name, but the
+  worker looks that name up in its own ``__main__``: the main script re-run as
+  ``__mp_main__`` (whose ``if __name__ == "__main__":`` block does not run), or
+  nothing at all after ``python -m pkg`` or in an interactive session.  Such names
+  are checked against the static analysis of the main script (DLW104);
+- a tensor storage is handed to the worker as a file descriptor under torch's
+  ``file_descriptor`` sharing strategy; when the storage was a temporary of the
+  pickling (``torch.Generator``'s state is one), the descriptor is closed before
+  the worker starts and rebuilding the storage fails there.  Every descriptor
+  handed over is checked to still be open on the same file after the dump;
+- when the whole object fails, its parts are pickled one by one, in the order
+  pickle visits them (``__reduce_ex__``/``__getstate__``/``__dict__``, list, tuple
+  and dict items, ``functools.partial``, bound methods), and the search goes down
+  the first failing part until it reaches an object none of whose parts fail.
+
+Nothing runs beyond what pickling runs itself (``__reduce_ex__``,
+``__getstate__``); the search is bounded in depth and in the number of dumps.
+Importing this module imports neither torch nor pytest.
+"""
+import functools
+import io
+import os
+import pickle
+import sys
+import types
+from typing import NamedTuple, Optional
+
+__all__ = ["Culprit", "UnpicklableError", "find_unpicklable", "assert_picklable",
+           "loader_payload", "find_unpicklable_in_loader"]
+
+#: bounds of the search for the culprit inside an object that fails
+_MAX_DEPTH = 64
+_MAX_DUMPS = 2000
+#: up to this many parts of one object are pickled one by one, more by halving
+_LINEAR = 8
+
+
+class Culprit(NamedTuple):
+    path: str               # attribute path from the root: "dataset.transform.transforms[2].lambd"
+    type_name: str          # qualified type of the culprit: "function", "_io.TextIOWrapper"
+    what: str               # "lambda defined at data.py:14", "open file handle (...)"
+    code: Optional[str]     # catalog code (DLW102, DLW103, DLW104, DLW108) or None
+    file: Optional[str]     # where the culprit was defined, when known
+    line: Optional[int]
+    error: str              # the pickling error for that object, "TypeError: cannot pickle ..."
+
+    def __str__(self):
+        text = "%s: %s" % (self.path, self.what)
+        return "%s (%s)" % (text, self.code) if self.code else text
+
+
+class UnpicklableError(AssertionError):
+    """``assert_picklable`` failed; ``culprit`` says what and where."""
+
+    def __init__(self, culprit):
+        super().__init__(str(culprit))
+        self.culprit = culprit
+
+
+def assert_picklable(obj, name="obj"):
+    """Raise ``UnpicklableError`` naming the first part of ``obj`` a spawned worker cannot get."""
+    culprit = find_unpicklable(obj, name)
+    if culprit is not None:
+        raise UnpicklableError(culprit)
+
+
+def find_unpicklable(obj, root="obj"):
+    """The first part of ``obj`` that cannot reach a spawned worker, or None when it all can."""
+    with _SpawnPickling() as pickling:
+        failure = pickling.dump(obj)
+        if failure is None:
+            return None
+        return _Search(pickling).run(obj, root, failure)
+
+
+def loader_payload(loader):
+    """What a DataLoader pickles into each worker, as ``(name, object)`` pairs.
+
+    The sampler, batch sampler and ``generator`` stay in the main process; the
+    dataset, ``collate_fn`` and ``worker_init_fn`` travel in the worker's ``Process``.
+    """
+    parts = [("dataset", loader.dataset), ("collate_fn", loader.collate_fn)]
+    if loader.worker_init_fn is not None:
+        parts.append(("worker_init_fn", loader.worker_init_fn))
+    return parts
+
+
+def find_unpicklable_in_loader(loader, name="loader"):
+    """``find_unpicklable`` over ``loader_payload``; paths read ``loader.dataset...``."""
+    for part, obj in loader_payload(loader):
+        culprit = find_unpicklable(obj, "%s.%s" % (name, part) if name else part)
+        if culprit is not None:
+            return culprit
+    return None
+
+
+# --- pickling as spawn does ------------------------------------------------------
+
+class _ChildFailure(Exception):
+    """The object pickles in the parent but cannot be rebuilt in the worker."""
+
+    def __init__(self, obj, kind, detail):
+        super().__init__(detail)
+        self.obj = obj
+        self.kind = kind        # "main" or "fd"
+        self.detail = detail    # for "main": the _MainReach verdict
+
+
+class _Sink:
+    """A write-only file that keeps nothing: the pickled bytes are not needed."""
+
+    __slots__ = ("size",)
+
+    def __init__(self):
+        self.size = 0
+
+    def write(self, data):
+        self.size += len(data)
+        return len(data)
+
+
+class _ProbePopen:
+    """Stands where ``Popen`` stands while spawn dumps the worker's ``Process``.
+
+    Objects that may only travel to a child being spawned (multiprocessing queues,
+    locks, connections; torch storages shared by file descriptor) check that a
+    spawning ``Popen`` is set, and hand it the descriptors the child must receive,
+    as ``popen_spawn_posix.Popen.duplicate_for_child`` does: nothing is duplicated.
+    """
+
+    def __init__(self):
+        self.fds = []
+
+    def duplicate_for_child(self, fd):
+        self.fds.append((fd, _file_id(fd)))  # the file it is open on when handed over
+        return fd
+
+    class DupFd:
+        def __init__(self, fd):
+            self.fd = fd
+
+        def detach(self):
+            return self.fd
+
+
+class _SpawnPickling:
+    """A context in which ``dump`` pickles exactly as a spawned worker's start does."""
+
+    def __init__(self):
+        self.dumps = 0
+        self.main = None
+        self.pickler = None
+        self.generator_type = None
+
+    def __enter__(self):
+        from multiprocessing import context, reduction
+
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            # torch registers its tensor and storage reducers on ForkingPickler when
+            # torch.multiprocessing is imported; without torch no object holds a tensor
+            import torch.multiprocessing  # noqa: F401
+
+            self.generator_type = getattr(torch, "Generator", None)
+        self._context = context
+        self._previous = context.get_spawning_popen()
+        self.main = _MainReach.current()
+        probe = self
+
+        class ProbePickler(reduction.ForkingPickler):
+            def reducer_override(self, obj):
+                probe._check(obj)
+                return NotImplemented
+
+        self.pickler = ProbePickler
+        return self
+
+    def __exit__(self, *exc):
+        self._context.set_spawning_popen(self._previous)
+        return False
+
+    def _check(self, obj):
+        # called by the pickler for every function, class and non-builtin object
+        if type(obj) is types.FunctionType or isinstance(obj, type):
+            if getattr(obj, "__module__", None) == "__main__":
+                verdict = self.main.unreachable(obj)
+                if verdict is not None:
+                    raise _ChildFailure(obj, "main", verdict)
+
+    def dump(self, obj):
+        """None when ``obj`` would reach a spawned worker, else the exception that stops it."""
+        self.dumps += 1
+        popen = _ProbePopen()
+        self._context.set_spawning_popen(popen)
+        try:
+            pickler = self.pickler(_Sink(), None)
+            pickler.dump(obj)
+            # spawn frees its pickler, and every temporary the pickling made, before
+            # the child starts and receives the descriptors
+            del pickler
+        except Exception as exc:  # any error pickle raises is the answer
+            return exc
+        finally:
+            self._context.set_spawning_popen(self._previous)
+        for fd, handed in popen.fds:
+            if handed is not None and _file_id(fd) != handed:
+                return _ChildFailure(obj, "fd", fd)
+        return None
+
+
+def _file_id(fd):
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_dev)
+
+
+# --- __main__ as the worker will see it ------------------------------------------
+
+class _MainReach:
+    """Which ``__main__`` names a spawned worker can find (mirrors spawn.get_preparation_data)."""
+
+    GUARD = "guard"
+    PACKAGE_MAIN = "package_main"
+    INTERACTIVE = "interactive"
+
+    _analyses = {}  # (path, mtime_ns, size) -> {top-level name: set of places}
+
+    def __init__(self, mode, path):
+        self.mode = mode  # GUARD (script re-run as __mp_main__), PACKAGE_MAIN, INTERACTIVE
+        self.path = path
+        self._places = None
+
+    @classmethod
+    def current(cls):
+        main = sys.modules.get("__main__")
+        spec = getattr(main, "__spec__", None)
+        name = getattr(spec, "name", None)
+        if name:
+            path = getattr(main, "__file__", None) or getattr(spec, "origin", None)
+            if name == "__main__" or name.endswith(".__main__"):
+                # spawn._fixup_main_from_name skips these: the worker's __main__ is bare
+                return cls(cls.PACKAGE_MAIN, path)
+            return cls(cls.GUARD, path)
+        path = getattr(main, "__file__", None)
+        if not path:
+            return cls(cls.INTERACTIVE, None)
+        if os.path.splitext(os.path.basename(path))[0] == "ipython":
+            return cls(cls.INTERACTIVE, path)  # spawn skips IPython's launcher
+        return cls(cls.GUARD, path)
+
+    def unreachable(self, obj):
+        """None when the worker finds ``obj`` by name, else why it cannot."""
+        qualname = getattr(obj, "__qualname__", "") or ""
+        if "<" in qualname:
+            return None  # a lambda or local object: pickling fails in the parent already
+        if self.mode != self.GUARD:
+            return self.mode
+        places = self._main_places().get(qualname.split(".")[0])
+        if not places:
+            return None  # not bound where the analysis can see: do not guess
+        from flake8_dlworker.analysis.module import GUARD, MAIN_FILE, MODULE
+
+        if places & {MODULE, MAIN_FILE}:
+            return None
+        if GUARD in places:
+            return self.GUARD
+        return None
+
+    def _main_places(self):
+        if self._places is None:
+            self._places = self._analyse(self.path) if self.path else {}
+        return self._places
+
+    @classmethod
+    def _analyse(cls, path):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return {}
+        key = (path, st.st_mtime_ns, st.st_size)
+        found = cls._analyses.get(key)
+        if found is None:
+            found = cls._analyses[key] = _top_level_places(path)
+        return found
+
+    def definition_line(self, obj):
+        """The line of a ``__main__`` class's definition in the main script."""
+        name = obj.__qualname__
+        if not self.path or "." in name or "<" in name:
+            return None
+        facts = _main_facts(self.path)
+        if facts is None:
+            return None
+        for binding in facts.module.bindings.get(name, ()):
+            node = binding.value
+            if type(node).__name__ == "ClassDef" and node.name == name:
+                return node.lineno
+        return None
+
+
+def _main_facts(path):
+    import ast
+
+    from flake8_dlworker.analysis.module import analyze_module
+
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+        return analyze_module(ast.parse(source, path), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _top_level_places(path):
+    facts = _main_facts(path)
+    if facts is None:
+        return {}
+    return {name: {b.place for b in bindings}
+            for name, bindings in facts.module.bindings.items()}
+
+
+def _child_error(obj, mode, main_path):
+    """The error the worker raises when it looks ``obj`` up in its ``__main__``."""
+    name = obj.__qualname__
+    if sys.version_info >= (3, 14):
+        module = "__mp_main__" if mode == _MainReach.GUARD else "__main__"
+        return "AttributeError: module '%s' has no attribute '%s'" % (module, name)
+    if mode == _MainReach.GUARD:
+        where = "<module '__mp_main__' from '%s'>" % os.path.abspath(main_path)
+    elif sys.version_info >= (3, 12):
+        where = "<module '__main__' (<class '_frozen_importlib.BuiltinImporter'>)>"
+    else:
+        where = "<module '__main__' (built-in)>"
+    return "AttributeError: Can't get attribute '%s' on %s" % (name, where)
+
+
+#: what the worker raises when a storage's descriptor was closed before it started
+_DEAD_FD_ERROR = ("RuntimeError: unable to resize file <filename not specified> to the "
+                  "right size: Invalid argument (22)")
+
+
+# --- the search -------------------------------------------------------------------
+
+_ATOMIC = frozenset((type(None), bool, int, float, complex, str, bytes, range,
+                     type(Ellipsis), type(NotImplemented)))
+
+
+class _Search:
+    """Goes down the first failing part of a failing object until no part fails."""
+
+    def __init__(self, pickling):
+        self.pickling = pickling
+        self.failures = {}  # id -> exception or None
+        self.keep = []      # everything looked at stays alive: ids stay unique
+        self.onpath = set()
+
+    def fails(self, obj):
+        key = id(obj)
+        if key not in self.failures:
+            self.keep.append(obj)
+            if self.pickling.dumps >= _MAX_DUMPS:
+                return None
+            self.failures[key] = self.pickling.dump(obj)
+        return self.failures[key]
+
+    def run(self, obj, root, failure):
+        self.keep.append(obj)
+        self.failures[id(obj)] = failure
+        found = self.search(obj, root, failure, 0)
+        if found is None:  # every failing part led back up a cycle: the root it is
+            found = _culprit(obj, root, failure, self.pickling)
+        return found
+
+    def search(self, obj, path, failure, depth):
+        if isinstance(failure, _ChildFailure) and failure.kind == "main" and failure.obj is obj:
+            return _culprit(obj, path, failure, self.pickling)
+        if depth >= _MAX_DEPTH or self.pickling.dumps >= _MAX_DUMPS:
+            return _culprit(obj, path, failure, self.pickling)
+        try:
+            parts = _parts(obj)
+        except Exception as exc:  # __reduce_ex__ / __getstate__ refuses: it is this object
+            return _culprit(obj, path, _as_failure(failure, exc), self.pickling)
+        if parts is None:  # pickled by name: a function, a class, a module-level object
+            return _culprit(obj, path, failure, self.pickling)
+        self.onpath.add(id(obj))
+        looped = False
+        parts = [p for p in parts if type(p[2]) not in _ATOMIC]
+        start = 0
+        try:
+            while True:
+                index = self.first_failing(parts, start)
+                if index is None:
+                    break
+                start = index + 1
+                kind, label, part = parts[index]
+                part_failure = self.fails(part)
+                if part_failure is None:
+                    continue
+                if kind == "class":
+                    # the object's class cannot travel: the object is the culprit
+                    return _culprit(obj, path, failure, self.pickling, cls=part)
+                if id(part) in self.onpath:
+                    looped = True
+                    continue
+                found = self.search(part, path + label, part_failure, depth + 1)
+                if found is not None:
+                    return found
+                looped = True  # that part fails only through an object above it
+        finally:
+            self.onpath.discard(id(obj))
+        if looped:
+            return None
+        return _culprit(obj, path, failure, self.pickling)
+
+    def first_failing(self, parts, start):
+        """The index of the first part from ``start`` on that fails, or None.
+
+        Few parts are pickled one by one; many (a list of a million samples) by
+        halving the failing run of parts, first half first, which costs about two
+        dumps of the whole run instead of one dump per part.
+        """
+        count = len(parts) - start
+        if count <= 0:
+            return None
+        if count <= _LINEAR:
+            for index in range(start, len(parts)):
+                if self.fails(parts[index][2]) is not None:
+                    return index
+            return None
+        objects = [p[2] for p in parts]
+        if self.pickling.dump(objects[start:]) is None:
+            return None
+        low, high = start, len(parts)  # objects[low:high] fails, none before low does
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self.pickling.dump(objects[low:middle]) is None:
+                low = middle
+            else:
+                high = middle
+        return low
+
+
+def _as_failure(failure, exc):
+    return failure if isinstance(failure, _ChildFailure) else exc
+
+
+def _parts(obj):
+    """``(kind, path label, object)`` for what pickle saves of ``obj``, in pickle's order.
+
+    None when pickle saves ``obj`` by name (no parts).  Raises what ``__reduce_ex__``
+    raises for objects that refuse to be pickled.
+    """
+    t = type(obj)
+    if t is dict:
+        return _dict_items(obj.items())
+    if t in (list, tuple):
+        return [("item", "[%d]" % i, v) for i, v in enumerate(obj)]
+    if t in (set, frozenset):
+        return [("item", "<item %d>" % i, v) for i, v in enumerate(obj)]
+    if t is types.FunctionType or isinstance(obj, (type, types.ModuleType)):
+        if isinstance(obj, types.ModuleType):
+            obj.__reduce_ex__(4)  # raises "cannot pickle 'module' object"
+        return None
+    if isinstance(obj, functools.partial):
+        parts = [("part", ".func", obj.func)]
+        parts += [("part", ".args[%d]" % i, v) for i, v in enumerate(obj.args)]
+        parts += [("part", ".keywords[%r]" % k, v) for k, v in obj.keywords.items()]
+        parts += _state_parts(getattr(obj, "__dict__", None) or {})
+        return parts
+    if isinstance(obj, types.MethodType):
+        return [("part", ".__self__", obj.__self__), ("part", ".__func__", obj.__func__)]
+    from multiprocessing.reduction import ForkingPickler
+
+    import copyreg
+
+    reducer = ForkingPickler._extra_reducers.get(t) or copyreg.dispatch_table.get(t)
+    rv = reducer(obj) if reducer is not None else obj.__reduce_ex__(pickle.DEFAULT_PROTOCOL)
+    if isinstance(rv, str):
+        return None
+    return _reduce_parts(obj, rv)
+
+
+def _reduce_parts(obj, rv):
+    import copyreg
+
+    rv = tuple(rv) + (None,) * (6 - len(rv))
+    func, args, state, listitems, dictitems = rv[:5]
+    parts = []
+    args = tuple(args or ())
+    if func is getattr and len(args) == 2:  # a builtin bound method: (getattr, (self, name))
+        return [("part", ".__self__", args[0])]
+    if func in (copyreg.__newobj__, copyreg.__newobj_ex__) and args:
+        parts.append(("class", "", args[0]))
+        rest = args[1:]
+        if func is copyreg.__newobj_ex__ and len(rest) == 2:
+            rest = tuple(rest[0]) + tuple((rest[1] or {}).values())
+    elif func is copyreg._reconstructor and args:
+        parts.append(("class", "", args[0]))
+        rest = args[2:]
+    else:
+        parts.append(("part", "<reduce>", func))
+        rest = args
+    if isinstance(obj, tuple):  # a namedtuple: its items are the arguments
+        parts += [("item", "[%d]" % i, v) for i, v in enumerate(rest)]
+    else:
+        parts += [("part", "<arg %d>" % i, v) for i, v in enumerate(rest)]
+    if state is not None:
+        parts += _state_parts(state, obj)
+    if listitems is not None:
+        parts += [("item", "[%d]" % i, v) for i, v in enumerate(listitems)]
+    if dictitems is not None:
+        parts += _dict_items(dictitems)
+    return parts
+
+
+def _state_parts(state, obj=None):
+    if isinstance(state, tuple) and len(state) == 2 and all(
+            s is None or isinstance(s, dict) for s in state):
+        parts = []
+        for s in state:  # (__dict__, __slots__ values)
+            if s:
+                parts += _attr_items(s, obj)
+        return parts
+    if type(state) is dict:
+        return _attr_items(state, obj)
+    return [("part", ".__getstate__()", state)]
+
+
+#: torch.nn.Module keeps its children here; ``model.fc`` reads better than ``._modules['fc']``
+_MODULE_DICTS = ("_modules", "_parameters", "_buffers")
+
+
+def _attr_items(state, obj):
+    parts = []
+    for key, value in state.items():
+        if (key in _MODULE_DICTS and isinstance(value, dict) and obj is not None
+                and _is_nn_module(obj)):
+            parts += [("part", "." + k if isinstance(k, str) and k.isidentifier()
+                       else ".%s[%r]" % (key, k), v) for k, v in value.items()]
+        elif isinstance(key, str) and key.isidentifier():
+            parts.append(("part", "." + key, value))
+        else:
+            parts.append(("part", ".__dict__[%r]" % (key,), value))
+    return parts
+
+
+def _is_nn_module(obj):
+    nn = sys.modules.get("torch.nn")
+    return nn is not None and isinstance(obj, nn.Module)
+
+
+def _dict_items(items):
+    parts = []
+    for i, (key, value) in enumerate(items):
+        if type(key) not in _ATOMIC:
+            parts.append(("item", "<key %d>" % i, key))
+        parts.append(("item", "[%r]" % (key,), value))
+    return parts
+
+
+# --- naming the culprit -----------------------------------------------------------
+
+def _qualified(t):
+    module = getattr(t, "__module__", None)
+    name = getattr(t, "__qualname__", None) or getattr(t, "__name__", "?")
+    if module in (None, "builtins"):
+        return name
+    return "%s.%s" % (module, name)
+
+
+def _error_text(exc):
+    return "%s: %s" % (_qualified(type(exc)), exc)
+
+
+def _shown(path):
+    """A file name as the user knows it: relative to the working directory when under it."""
+    if not path:
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
+    return path if rel.startswith(os.pardir) else rel
+
+
+def _where(file, line):
+    if not file:
+        return ""
+    return " defined at %s:%s" % (_shown(file), line) if line else " defined in %s" % _shown(file)
+
+
+def _code_location(code):
+    return code.co_filename, code.co_firstlineno
+
+
+def _class_location(cls, pickling):
+    file = None
+    try:
+        file = sys.modules[cls.__module__].__file__
+    except (KeyError, AttributeError):
+        pass
+    line = getattr(cls, "__firstlineno__", None)  # Python 3.13+
+    if line is None and cls.__module__ == "__main__" and pickling.main is not None:
+        line = pickling.main.definition_line(cls)
+    if line is None and file:
+        try:
+            import inspect
+
+            line = inspect.findsource(cls)[1] + 1
+        except Exception:  # no source at hand: the file alone
+            line = None
+    return file, line
+
+
+def _culprit(obj, path, failure, pickling, cls=None):
+    """Describe ``obj`` (or, with ``cls``, an instance of a class that cannot travel)."""
+    if cls is not None:
+        what, code, file, line = _describe_definition(cls, failure, pickling)
+        what = "instance of " + what
+        return Culprit(path, _qualified(type(obj)), what, code, file, line,
+                       _failure_text(failure, pickling))
+    what, code, file, line = _describe(obj, failure, pickling)
+    return Culprit(path, _qualified(type(obj)), what, code, file, line,
+                   _failure_text(failure, pickling))
+
+
+def _failure_text(failure, pickling):
+    if isinstance(failure, _ChildFailure):
+        if failure.kind == "main":
+            return _child_error(failure.obj, failure.detail, pickling.main.path)
+        return _DEAD_FD_ERROR
+    return _error_text(failure)
+
+
+def _describe_definition(obj, failure, pickling):
+    """(what, code, file, line) for a function or class that cannot travel."""
+    if isinstance(obj, type):
+        kind = "class"
+        file, line = _class_location(obj, pickling)
+    else:
+        kind = "function"
+        code_obj = getattr(obj, "__code__", None)
+        file, line = _code_location(code_obj) if code_obj is not None else (None, None)
+    qualname = getattr(obj, "__qualname__", repr(obj))
+    if isinstance(failure, _ChildFailure) and failure.kind == "main":
+        mode = failure.detail
+        if mode == _MainReach.GUARD:
+            where = " only inside the __main__ guard" if not file else (
+                "%s, only inside the __main__ guard" % _where(file, line))
+        elif mode == _MainReach.PACKAGE_MAIN:
+            where = "%s, in a package's __main__.py run with -m" % _where(file, line)
+        else:
+            where = " in an interactive __main__, which workers cannot import"
+        return "%s '%s'%s" % (kind, qualname, where), "DLW104", file, line
+    if getattr(obj, "__name__", None) == "<lambda>":
+        return "lambda" + _where(file, line), "DLW102", file, line
+    if "<locals>" in qualname:
+        return "%s '%s'%s" % (kind, qualname, _where(file, line)), "DLW103", file, line
+    module = getattr(obj, "__module__", None)
+    name = "%s.%s" % (module, qualname) if module else qualname
+    return "%s '%s'%s" % (kind, name, _where(file, line)), None, file, line
+
+
+def _describe(obj, failure, pickling):
+    """(what, code, file, line) for the object that stops the pickling."""
+    if type(obj) is types.FunctionType or isinstance(obj, type):
+        return _describe_definition(obj, failure, pickling)
+    type_name = _qualified(type(obj))
+    if isinstance(obj, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+        code = getattr(obj, "gi_code", None) or getattr(obj, "cr_code", None) or getattr(
+            obj, "ag_code", None)
+        file, line = _code_location(code) if code is not None else (None, None)
+        kind = type(obj).__name__
+        return ("%s object from '%s'%s" % (kind, obj.__qualname__, _where(file, line)),
+                "DLW108", file, line)
+    if isinstance(obj, types.ModuleType):
+        file = getattr(obj, "__file__", None)
+        return "module object '%s'" % obj.__name__, "DLW108", file, None
+    handle = _handle_kind(obj)
+    if handle is not None:
+        return "%s (%s)" % (handle, type_name), "DLW108", None, None
+    if isinstance(failure, _ChildFailure) and failure.kind == "fd":
+        return ("object of type %s whose pickled state is a temporary tensor shared by "
+                "file descriptor, closed before the worker can open it" % type_name,
+                None, None, None)
+    if isinstance(obj, (types.BuiltinMethodType, types.MethodType)):
+        return "method %r" % obj, None, None, None
+    return "object of type %s" % type_name, None, None, None
+
+
+def _handle_kind(obj):
+    """A short name for handle-like objects (DLW108), or None."""
+    import threading
+
+    if isinstance(obj, io.IOBase):
+        name = getattr(obj, "name", None)
+        shown = " on %r" % _shown(name) if isinstance(name, str) else ""
+        return "open file handle" + shown
+    if isinstance(obj, (type(threading.Lock()), type(threading.RLock()))):
+        return "lock"
+    if isinstance(obj, threading.local):
+        return "thread-local storage"
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Generator):
+        return "torch.Generator"
+    for module, names, label in _HANDLE_TYPES:
+        mod = sys.modules.get(module)
+        if mod is None:
+            continue
+        for name in names:
+            cls = getattr(mod, name, None)
+            if isinstance(cls, type) and isinstance(obj, cls):
+                filename = getattr(obj, "filename", None) or getattr(obj, "name", None)
+                shown = " on %r" % _shown(filename) if isinstance(filename, str) else ""
+                return label + shown
+    module = type(obj).__module__ or ""
+    if module.split(".")[0] == "h5py":
+        return "h5py object"
+    if module.split(".")[0] == "lmdb":
+        return "lmdb handle"
+    return None
+
+
+_HANDLE_TYPES = (
+    ("socket", ("socket",), "socket"),
+    ("sqlite3", ("Connection",), "sqlite3 connection"),
+    ("sqlite3", ("Cursor",), "sqlite3 cursor"),
+    ("zipfile", ("ZipFile",), "open zip archive"),
+    ("tarfile", ("TarFile",), "open tar archive"),
+    ("mmap", ("mmap",), "memory map"),
+    ("select", ("epoll", "poll", "kqueue", "devpoll"), "poll object"),
+)
