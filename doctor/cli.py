@@ -220,13 +220,13 @@ def _report(ev, diagnoses, as_json):
 # -- explain, check -------------------------------------------------------------------
 
 def cmd_explain(options):
-    from doctor.explain import BadLog, explain
+    from doctor.explain import BadLog, diagnose_log, explain
 
     try:
         ev = explain(options.log, sys.stdin.buffer, options.start_method)
     except BadLog as exc:
         raise UsageError(str(exc))
-    return _report(ev, diagnose(ev), options.json)
+    return _report(ev, diagnose_log(ev), options.json)
 
 
 def cmd_check(options):

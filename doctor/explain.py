@@ -1,69 +1,155 @@
-"""``doctor explain``: a saved log -> the same evidence record, running nothing from it."""
-import os
+"""``doctor explain``: a saved log -> the same evidence record, running nothing from it.
 
-from doctor.diagnose import user_frame
+The log is streamed in fixed-size chunks (bounded memory whatever its size or its
+longest line), decoded as UTF-8, or UTF-16 when it starts with a byte-order mark
+(PowerShell's ``2> crash.log`` writes UTF-16), and fed line by line to the parser the
+run path uses.  A log can hold several crashes (several runs pasted together, every
+rank of a distributed job): :func:`diagnose_log` diagnoses each and takes the first
+crash with a specific cause as the root cause, and says so in its evidence.
+"""
+import codecs
+import copy
+import os
+import stat
+
+from doctor.diagnose import GENERIC_CAUSES, diagnose, user_frame
 from doctor.evidence import Evidence
 from doctor.logparse import LogParser
 from doctor.static import static_findings
+
+CHUNK = 256 * 1024
+MAX_LINE = 1024 * 1024   # a "line" longer than this (no newline) is cut, the rest skipped
 
 
 class BadLog(Exception):
     """The log cannot be read as text: the CLI prints it on one line, exit 2."""
 
 
-def read_lines(path, stream=None):
-    """The log's lines, streamed; ``-`` reads stdin."""
+def open_log(path, stream=None):
+    """A binary handle on the log; ``-`` is ``stream`` (stdin)."""
     if path == "-":
-        handle = stream
-    else:
-        if not os.path.exists(path):
-            raise BadLog("%s: no such file" % path)
-        if os.path.isdir(path):
-            raise BadLog("%s: is a directory, not a log file" % path)
+        if stream is None:
+            raise BadLog("-: no standard input to read")
+        return stream
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise BadLog("%s: no such file" % path)
+    except OSError as exc:
+        raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
+    if stat.S_ISDIR(info.st_mode):
+        raise BadLog("%s: is a directory, not a log file" % path)
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISFIFO(info.st_mode):
+        raise BadLog("%s: is not a regular file" % path)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
+
+
+def iter_lines(handle, path):
+    """Decoded lines (without their newline), streamed: the first chunk decides the
+    encoding and whether this is text at all."""
+    decoder = None
+    rest = ""
+    skipping = False
+    while True:
         try:
-            handle = open(path, "rb")
+            chunk = handle.read(CHUNK)
         except OSError as exc:
             raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
-    return handle
+        if decoder is None:
+            if not chunk:
+                return
+            encoding = _encoding(chunk)
+            if encoding is None:
+                raise BadLog("%s: looks like a binary file, not a log" % path)
+            decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        text = rest + decoder.decode(chunk, final=not chunk)
+        lines = text.split("\n")
+        rest = lines.pop()
+        for line in lines:
+            if skipping:
+                skipping = False
+                continue
+            yield line
+        if len(rest) > MAX_LINE:
+            # one enormous line (a progress bar rewritten with \r for hours): keep what
+            # the last carriage return left, drop the rest up to the next newline
+            cut = rest.rfind("\r")
+            if not skipping:
+                yield rest[:MAX_LINE] if cut < 0 else rest[:cut]
+            rest = "" if cut < 0 else rest[cut:]
+            skipping = cut < 0
+        if not chunk:
+            if rest and not skipping:
+                yield rest
+            return
+
+
+def _encoding(chunk):
+    """utf-8, utf-16, or None for binary data."""
+    if chunk.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if chunk.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    sample = chunk[:8192]
+    zeros = sample.count(0)
+    if zeros > len(sample) * 0.3:
+        # UTF-16 without a byte-order mark: every other byte is NUL
+        if len(sample) > 16 and sample[1::2].count(0) > len(sample) * 0.45:
+            return "utf-16-le"
+        if len(sample) > 16 and sample[0::2].count(0) > len(sample) * 0.45:
+            return "utf-16-be"
+        return None
+    # control bytes other than whitespace, ESC and the NUL torch writes after ERROR lines
+    bad = sum(1 for b in sample if b < 32 and b not in (8, 9, 10, 12, 13, 27, 0))
+    if bad > len(sample) * 0.05:
+        return None
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # a cut multibyte character at the end of the sample is fine; garbage is not
+        if exc.start < len(sample) - 4 and _invalid_share(sample) > 0.1:
+            return None
+    return "utf-8"
+
+
+def _invalid_share(sample):
+    decoded = sample.decode("utf-8", errors="replace")
+    return decoded.count("\ufffd") / max(1, len(decoded))
 
 
 def explain(path, stdin=None, start_method="spawn"):
-    handle = read_lines(path, stdin)
+    handle = open_log(path, stdin)
     parser = LogParser()
-    first = True
     seen_text = False
     try:
-        for raw in handle:
-            if first:
-                first = False
-                if _looks_binary(raw):
-                    raise BadLog("%s: looks like a binary file, not a log" % path)
-            text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-            if text.strip():
+        for line in iter_lines(handle, path):
+            if not seen_text and line.strip(" \t\r\x00"):
                 seen_text = True
-            parser.feed(text)
-    except OSError as exc:
-        raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
+            parser.feed(line)
     finally:
         if path != "-":
             handle.close()
     if not seen_text:
         raise BadLog("%s: the log is empty" % path)
     parser.close()
-    ev = Evidence(source="log", target=path, start_method=start_method, outcome="crashed",
-                  exceptions=parser.exceptions, lines=parser.lines,
+    crashes = parser.crashes()
+    failing = [c for c in crashes if c["dataloader"]]
+    ev = Evidence(source="log", target=path, start_method=start_method,
+                  outcome="crashed" if crashes else "passed",
+                  exceptions=[e for c in failing for e in c["exceptions"]],
+                  lines=[t for c in failing for t in c["lines"]],
                   warnings=parser.warnings, stacks=parser.stacks)
+    ev.hints = dict(parser.hints)
+    ev.hints["crashes"] = failing
+    ev.hints["other_crashes"] = [c for c in crashes if not c["dataloader"]]
+    if parser.dropped:
+        ev.hints["dropped"] = parser.dropped
+    ev.host = {key: ev.hints.get(key) for key in ("os", "python", "torch")}
     ev.static = _static_for_user_files(ev, start_method)
     return ev
-
-
-def _looks_binary(chunk):
-    """Control bytes other than whitespace, ESC and the NUL torch writes after ERROR lines."""
-    sample = chunk[:4096] if isinstance(chunk, bytes) else chunk[:4096].encode("utf-8", "replace")
-    if not sample:
-        return False
-    bad = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27, 0))
-    return bad > len(sample) * 0.05 or sample.count(0) > len(sample) * 0.3
 
 
 def _static_for_user_files(ev, start_method):
@@ -77,3 +163,75 @@ def _static_for_user_files(ev, start_method):
     for path in paths[:8]:
         found.extend(static_findings(path, start_method))
     return found
+
+
+def diagnose_log(ev):
+    """Diagnoses for a log: each crash on its own, the root cause first.
+
+    The root cause is the first crash, in log order, with a specific cause: a later
+    crash is a knock-on of it, a repeat (another rank, another epoch), or a later run;
+    a crash that left only the generic line is explained by a specific one when the
+    log has it.  Later crashes with a different cause follow as further diagnoses."""
+    crashes = ev.hints.get("crashes") or []
+    if len(crashes) <= 1:
+        found = diagnose(ev)
+        _say_generic(ev, found)
+        return found
+    per_crash = []
+    for crash in crashes:
+        part = copy.copy(ev)
+        part.exceptions = crash["exceptions"]
+        part.lines = crash["lines"]
+        part.warnings = []
+        part.static = []
+        per_crash.append((crash, diagnose(part)))
+    specific = [(c, d) for c, d in per_crash if d and not _is_generic(d)]
+    chosen = specific[0] if specific else per_crash[0]
+    found = list(chosen[1])
+    where = ", ".join(str(c["line"]) for c in crashes)
+    if found:
+        found[0].evidence.append(
+            "the log holds %d crashes (starting at log lines %s); the root cause is taken "
+            "from the first one with a specific cause, at line %d" % (
+                len(crashes), where, chosen[0]["line"]))
+    codes = {d.code for d in found}
+    for crash, diags in specific:
+        if crash is chosen[0]:
+            continue
+        for diag in diags:
+            if diag.code not in codes:
+                codes.add(diag.code)
+                diag.evidence.append("from a later crash in the same log, at line %d"
+                                     % crash["line"])
+                found.append(diag)
+    # warnings and static findings, once, for the whole log
+    rest = copy.copy(ev)
+    rest.exceptions, rest.lines = [], []
+    for diag in diagnose(rest):
+        if diag.code not in codes:
+            codes.add(diag.code)
+            found.append(diag)
+    _say_generic(ev, found)
+    return found
+
+
+def _is_generic(diags):
+    return (len(diags) >= len(GENERIC_CAUSES)
+            and [d.code for d in diags[:len(GENERIC_CAUSES)]] == list(GENERIC_CAUSES)
+            and all(d.confidence == "possible" for d in diags[:len(GENERIC_CAUSES)]))
+
+
+def _say_generic(ev, found):
+    if found and ev.hints.get("truncated"):
+        found[0].evidence.append("the log ends in the middle of a traceback: it was cut short")
+    if found and ev.hints.get("os"):
+        found[0].evidence.append("the log comes from %s (%s)%s" % (
+            ev.hints["os"], ev.hints.get("os_from", "").strip(), "".join(
+                ", %s %s" % (k, ev.hints[k]) for k in ("python", "torch") if ev.hints.get(k))))
+    if not found:
+        others = ev.hints.get("other_crashes") or []
+        if others and others[-1]["exceptions"]:
+            ev.hints["note"] = ("the log shows a crash that is not a DataLoader failure: %s"
+                                % others[-1]["exceptions"][-1].last_line())
+        else:
+            ev.hints["note"] = "the log shows no DataLoader failure"

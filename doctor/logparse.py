@@ -1,17 +1,30 @@
-"""Text printed by a crashing run -> exceptions, notable lines, warnings, stacks.
+"""Text printed by a crashing run -> exceptions, notable lines, warnings, stacks, hints.
 
 One parser for both paths: the doctor feeds it what the target and its workers
 printed on stderr, ``doctor explain`` feeds it a saved log.  It reads line by
-line (a log of any size streams through in bounded memory) and keeps only what
-the diagnosis rules read.
+line (a log of any size streams through in bounded memory: every list it keeps is
+capped) and keeps only what the diagnosis rules read, each with the log line it
+came from, so that a log holding several crashes can be cut into them.
+
+What real logs contain and this copes with: CRLF, ANSI colour, the NUL byte torch's
+worker signal handlers write after their ``ERROR:`` line, progress bars rewritten
+with carriage returns (and a traceback glued to the end of the last bar),
+``[rank0]:`` and timestamp prefixes, IPython/Jupyter tracebacks, Python 3.11+
+exception notes (3.14's ``when serializing ...``), torch 1.x's re-raised worker
+tracebacks, and logs cut short in the middle of a traceback.
 """
 import re
 
 from doctor.evidence import Exc, Frame
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-#: prefixes that launchers and loggers put before every line
-_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|\d{4}-\d\d-\d\d[ T][\d:.,]+\s+(?:-\s+)?)")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+#: prefixes that launchers and loggers put before every line: torchrun's
+#: ``[rank0]:``/``[default0]:``, ISO or log-module timestamps, bracketed times
+_PREFIX = re.compile(
+    r"^(?:\[(?:rank|default)\d+\]:\s?"
+    r"|\[?\d{4}-\d\d-\d\d[ T][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s*(?:[-|]\s+)?"
+    r"|\[\d\d:\d\d:\d\d(?:[.,]\d+)?\]\s*)")
+_TB_TEXT = "Traceback (most recent call last):"
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _ORIGINAL = re.compile(r"^\s*Original Traceback \(most recent call last\):\s*$")
 _FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*))?')
@@ -21,62 +34,154 @@ _CAUSE = ("The above exception was the direct cause of the following exception:"
           "During handling of the above exception, another exception occurred:")
 _WORKER = re.compile(r"Caught \w+ in (DataLoader worker process \d+|DataLoader worker thread \d+|"
                      r"pin memory thread for device \d+)")
+#: Python 3.11+ exception notes printed under the message, unindented (3.14 pickle notes)
+_NOTE = re.compile(r"^when serializing ")
 _WARNING = re.compile(r"(?:^|:\s)(?P<type>\w*Warning): (?P<msg>.*)$")
+_TOKENIZERS = "huggingface/tokenizers: The current process just got forked"
 _FAULT_START = re.compile(r"^(Fatal Python error: .*|Current thread 0x[0-9a-f]+ .*|"
                           r"Thread 0x[0-9a-f]+ .*)$")
 _FAULT_FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>.*)$')
+#: who prints the next traceback: multiprocessing's and threading's own headers
+_PROCESS_HEAD = re.compile(r"^Process (?P<name>\w+Process-[\d:]+|Process-[\d:]+):$")
+_THREAD_HEAD = re.compile(r"^Exception in thread (?P<name>.+?):$")
+_IGNORED_HEAD = re.compile(r"^Exception ignored in: ")
 #: single lines the diagnosis rules read, wherever they appear
 _NOTABLE = re.compile(
     r"(ERROR: Unexpected .* encountered in worker|is killed by signal|exited unexpectedly|"
     r"terminate called after|core dumped|Out of memory|^Killed$|Bus error|Segmentation fault|"
     r"WinError|Too many open files|received 0 items of ancdata|shared memory|"
-    r"timed out after|Python \d+\.\d+\.\d+|torch[ =_-]+(?:version[ :=]+)?\d+\.\d+|"
-    r"[A-Z]:\\\\|/Users/|/home/|site-packages)")
-MAX_KEPT = 2000  # notable lines and warnings kept; the rest are counted, not stored
+    r"error code: <1455>|timed out after|Fatal Python error)")
+#: a cheap first look: lines with none of these can only be hints or noise
+_INTERESTING = re.compile(
+    r"Error|rror:|ERROR|Warning|Exception|Traceback|[Ff]ault|Fatal|Killed|killed|nexpected|"
+    r"terminate|dumped|memory|WinError|open files|ancdata|timed out|tokenizers|"
+    r"Process|thread|<1455>|serializing|Bus error")
+#: IPython / Jupyter traceback header: a rule of dashes, then "Type   Traceback (...)"
+_IPY_RULE = re.compile(r"^-{20,}\s*$")
+_IPY_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)")
+_IPY_CELL = re.compile(r"^(?:Cell In ?\[(?P<cell>\d*)\], line (?P<line>\d+)"
+                       r"|Input In ?\[(?P<cell2>\d*)\],? in .*?line:? (?P<line2>\d+)"
+                       r"|(?P<ipi><ipython-input-[^>]+>) in (?P<func0>.*))")
+_IPY_FILE = re.compile(r"^(?:File )?(?P<path>(?:~|[A-Za-z]:\\|/)[^\s:]*?\.py)"
+                       r"(?::(?P<line>\d+))?(?:,)? in (?P<func>[^\s(]+)")
+_IPY_ARROW = re.compile(r"^-*> ?(?P<line>\d+)")
+
+#: host hints: which OS, Python and torch a log came from
+_HINT_WINDOWS = re.compile(r"(?:^|[\s\"'(])[A-Za-z]:\\|popen_spawn_win32|\[WinError \d+\]")
+_HINT_MACOS = re.compile(r"/Users/|/opt/homebrew/|Python\.framework|/Library/|darwin")
+_HINT_LINUX = re.compile(r"/home/|/usr/lib/python|/usr/local/lib/python|/opt/conda/|/root/|"
+                         r"dist-packages|/dev/shm|popen_fork\.py|popen_forkserver\.py")
+_HINT_PYTHON = re.compile(r"(?:[\\/]python(?P<a>3\.\d+)[\\/]|[\\/]Python(?P<b>3)(?P<c>\d+)[\\/]|"
+                          r"python@(?P<d>3\.\d+)|^Python (?P<e>3\.\d+\.\d+)|"
+                          r"Python version: (?P<f>3\.\d+\.\d+))")
+_HINT_TORCH = re.compile(r"(?i)(?:^|[\s(])(?:torch|pytorch)(?:==| version:? | |-)v?(?P<v>\d+\.\d+(?:\.\d+)?"
+                         r"(?:[+a-z0-9.]*)?)\b")
+_HINT_METHOD = (("popen_spawn_win32", "spawn"), ("popen_spawn_posix", "spawn"),
+                ("SpawnProcess", "spawn"), ("popen_forkserver", "forkserver"),
+                ("ForkServerProcess", "forkserver"), ("popen_fork.py", "fork"),
+                ("ForkProcess", "fork"))
+#: what a DataLoader worker failure leaves in a traceback or line
+_DATALOADER = re.compile(r"torch[\\/]utils[\\/]data|DataLoader|dataloader|_worker_loop|"
+                         r"encountered in worker|pin memory thread|_pin_memory_loop|"
+                         r"torch_shm|</torch_|sharing strategy|torch[\\/]lib[\\/]|"
+                         r"torch[\\/]multiprocessing")
+_WORKER_SIGNAL = re.compile(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: "
+                            r"(?P<sig>[^.]+)\.")
+_WORKER_CODE = re.compile(r"DataLoader worker \(pid (?P<pid>\d+)\) exited unexpectedly "
+                          r"with exit code (?P<code>-?\d+)")
+
+MAX_KEPT = 2000        # notable lines, warnings, exceptions kept; the rest are counted
+MAX_BLOCK = 4000       # lines of one traceback kept (the head and the end survive)
+MAX_LINE = 64 * 1024   # characters of one line looked at
 
 
-def clean(line):
-    """One physical log line as the program printed it: no colour, no CR rewrites,
-    no NUL bytes, no rank or timestamp prefix."""
-    if "\x1b" in line:
-        line = _ANSI.sub("", line)
-    line = line.rstrip("\r\n")
-    if "\r" in line:  # progress bars rewrite the line: what stayed on screen is the last
-        parts = [p for p in line.split("\r") if p.strip()]
-        line = parts[-1] if parts else ""
+def _clean_one(line):
     if "\x00" in line:
         line = line.replace("\x00", "")
     match = _PREFIX.match(line)
     if match:
         line = line[match.end():]
+        # torchrun puts the rank prefix after the timestamp too
+        match = _PREFIX.match(line)
+        if match:
+            line = line[match.end():]
     return line
 
 
+def clean_parts(raw):
+    """One physical log line -> the lines as the program printed them: no colour,
+    no NUL bytes, no rank or timestamp prefix, each carriage-return rewrite its own
+    line, a traceback glued to the end of a progress bar split off."""
+    if len(raw) > MAX_LINE:
+        raw = raw[:MAX_LINE]
+    if "\x1b" in raw:
+        raw = _ANSI.sub("", raw)
+    raw = raw.rstrip("\r\n")
+    parts = raw.split("\r") if "\r" in raw else [raw]
+    out = []
+    for part in parts:
+        if not part.strip() and len(parts) > 1:
+            continue
+        part = _clean_one(part)
+        at = part.find(_TB_TEXT)
+        if at > 0 and part[:at].strip() and "Original " not in part[max(0, at - 9):at]:
+            out.append(part[:at])
+            part = part[at:]
+        out.append(part)
+    return out
+
+
+def clean(line):
+    """The last line of what :func:`clean_parts` finds: what stayed on screen."""
+    parts = clean_parts(line)
+    return parts[-1] if parts else ""
+
+
 class LogParser:
-    """Feed lines with :meth:`feed`, then read :attr:`exceptions`, :attr:`lines`,
-    :attr:`warnings` and :attr:`stacks`."""
+    """Feed lines with :meth:`feed`, then :meth:`close`, then read :attr:`exceptions`,
+    :attr:`lines`, :attr:`warnings`, :attr:`stacks` and :attr:`hints`; for a log,
+    :meth:`crashes` cuts the exceptions and lines into separate crashes."""
 
     def __init__(self):
         self.exceptions = []   # the last exception of each printed chain
         self.lines = []
         self.warnings = []
         self.stacks = []
+        self.hints = {}        # os, os_from, python, torch, start_method, ...
+        self.lineno = 0        # the physical log line being read (1-based)
+        self.torch_seen = False
+        self.dropped = 0       # what went past the caps, counted
+        self.ignored = 0       # "Exception ignored in" tracebacks (noise at shutdown)
+        self._exc_at = []      # log line where each of self.exceptions started
+        self._line_at = []     # log line of each of self.lines
         self._pending = []     # lines of the block being read
-        self._state = None     # None | "traceback" | "fault"
+        self._start = 0
+        self._state = None     # None | "traceback" | "ipython" | "fault"
         self._context = None   # the exception the next traceback was raised from
+        self._context_at = 0
         self._chained = False
         self._phase = None
+        self._who = None       # the process/thread header seen just before a traceback
+        self._ipy_type = None
+        self._after_rule = False
 
     # -- input -------------------------------------------------------------
     def feed(self, raw):
-        line = clean(raw)
+        self.lineno += 1
+        if not self.torch_seen and "torch" in raw:
+            self.torch_seen = True
+        for line in clean_parts(raw):
+            self._feed_line(line)
+
+    def _feed_line(self, line):
         if self._state == "traceback":
             self._traceback_line(line)
-            return
-        if self._state == "fault":
+        elif self._state == "ipython":
+            self._ipython_line(line)
+        elif self._state == "fault":
             self._fault_line(line)
-            return
-        self._free_line(line)
+        else:
+            self._free_line(line)
 
     def feed_text(self, text):
         for raw in text.splitlines():
@@ -84,8 +189,12 @@ class LogParser:
         return self.close()
 
     def close(self):
-        if self._state == "traceback":
-            self._finish_traceback()
+        if self._state in ("traceback", "ipython"):
+            # a log may end right after an exception's message; anywhere else it was cut
+            cut = self._state == "ipython" or self._phase != "message"
+            if cut:
+                self.hints["truncated"] = True
+            self._finish_traceback(cut=cut)
         elif self._state == "fault":
             self._finish_fault()
         return self
@@ -93,82 +202,200 @@ class LogParser:
     # -- outside any block ---------------------------------------------------
     def _free_line(self, line):
         stripped = line.strip()
-        if _TRACEBACK.match(line):
-            self._state = "traceback"
+        if not stripped:
+            return
+        if stripped.startswith(_TB_TEXT) and _TRACEBACK.match(line):
+            self._begin("traceback", [_TB_TEXT])
             self._phase = "frames"
-            self._pending = [line]
+            return
+        if self._after_rule:
+            self._after_rule = False
+            head = _IPY_HEAD.match(stripped)
+            if head:
+                self._begin("ipython", [_TB_TEXT])
+                self._ipy_type = head["type"].rsplit(".", 1)[-1]
+                return
+        if _IPY_RULE.match(stripped):
+            self._after_rule = True
             return
         if stripped in _CAUSE:
             self._chained = True
             return
-        if _FAULT_START.match(stripped):
-            self._state = "fault"
-            self._pending = [stripped]
-            return
-        if not stripped:
-            return
         if not self._chained:
             self._context = None
+        self._who = None  # a process or thread header counts only right before its traceback
+        if not _INTERESTING.search(stripped):
+            self._hint(stripped)
+            return
+        if _FAULT_START.match(stripped):
+            self._begin("fault", [stripped])
+            return
+        head = _PROCESS_HEAD.match(stripped)
+        if head:
+            self._who = "child"
+            return
+        head = _THREAD_HEAD.match(stripped)
+        if head:
+            name = head["name"]
+            self._who = "pin memory thread" if "pin_memory" in name else "thread " + name
+            return
+        if _IGNORED_HEAD.match(stripped):
+            self._who = "ignored"
+            return
+        self._hint(stripped)
+        if stripped.startswith(_TOKENIZERS):
+            self._warn("TokenizersWarning: " + stripped.split(": ", 1)[1])
+            return
         warning = _WARNING.search(stripped)
-        if warning and len(self.warnings) < MAX_KEPT:
-            self.warnings.append("%s: %s" % (warning["type"], warning["msg"]))
-        elif _NOTABLE.search(stripped) and len(self.lines) < MAX_KEPT:
-            self.lines.append(stripped)
+        if warning:
+            self._warn("%s: %s" % (warning["type"], warning["msg"]))
+        elif _NOTABLE.search(stripped):
+            if len(self.lines) < MAX_KEPT:
+                self.lines.append(stripped)
+                self._line_at.append(self.lineno)
+            else:
+                self.dropped += 1
+
+    def _warn(self, text):
+        if text in self.warnings[-20:]:
+            return  # the same warning every epoch
+        if len(self.warnings) < MAX_KEPT:
+            self.warnings.append(text)
+        else:
+            self.dropped += 1
+
+    def _begin(self, state, pending):
+        self._state = state
+        self._pending = pending
+        self._start = self.lineno
+
+    def _append(self, line):
+        if len(self._pending) < MAX_BLOCK:
+            self._pending.append(line)
+        elif len(self._pending) == MAX_BLOCK:
+            self._pending.append("    ...")
+        else:
+            # keep the end: drop the oldest frame line after the cut marker
+            del self._pending[MAX_BLOCK + 1]
+            self._pending.append(line)
 
     # -- a traceback ---------------------------------------------------------
     def _traceback_line(self, line):
-        """Frames, then the exception line, then its message: indented lines, and for
-        a worker's re-raised exception the whole ``Original Traceback`` section."""
-        pending = self._pending
+        """Frames, then the exception line, then its message: indented lines, exception
+        notes, and for a worker's re-raised exception the whole ``Original Traceback``
+        section (torch 1.x: a whole traceback as the message)."""
         stripped = line.strip()
         indented = line.startswith((" ", "\t"))
         if self._phase == "frames":
             if indented or not stripped:
-                pending.append(line)
+                self._append(line)
                 return
             if _TRACEBACK.match(line):  # a traceback cut short, a new one starts
-                self._finish_traceback()
+                self._finish_traceback(cut=True)
                 self._free_line(line)
                 return
-            pending.append(line)
-            self._phase = "wrapper" if _WORKER.search(line) else "message"
+            self._append(line)
+            if _WORKER.search(line):
+                self._phase = "wrapper"
+            elif stripped.endswith(": " + _TB_TEXT) or stripped.endswith(":" + _TB_TEXT):
+                self._phase = "original"   # torch 1.0/1.1: the worker's traceback as message
+            else:
+                self._phase = "message"
             return
         if self._phase == "wrapper":
             if _ORIGINAL.match(line):
-                pending.append(line)
+                self._append(line)
                 self._phase = "original"
                 return
         if self._phase == "original":
             if indented or not stripped:
-                pending.append(line)
+                self._append(line)
                 return
-            pending.append(line)
+            if _TRACEBACK.match(line):
+                self._finish_traceback(cut=True)
+                self._free_line(line)
+                return
+            self._append(line)
             self._phase = "message"
             return
-        # the message: indented lines and blank lines between them belong to it
-        if indented and stripped:
-            pending.append(line)
+        # the message: indented lines, notes and blank lines between them belong to it
+        if (indented and stripped) or _NOTE.match(stripped):
+            self._append(line)
             return
         if not stripped:
-            pending.append(line)
+            self._append(line)
             return
         self._finish_traceback()
         self._free_line(line)
 
-    def _finish_traceback(self):
-        exc = _parse_block(self._pending)
+    def _finish_traceback(self, cut=False):
+        exc = _parse_block(self._pending, cut)
         self._state = None
         self._pending = []
+        who, self._who = self._who, None
         if exc is None:
+            if cut:
+                self.hints["truncated"] = True
+            self._chained = False
             return
+        if who == "ignored":
+            self.ignored += 1
+            self._chained = False
+            return
+        if who and exc.process == "main":
+            exc.process = who
+        self._hint_exc(exc)
         if self._chained and self._context is not None:
             exc.context = self._context
             # the earlier exception is no longer the last of its chain
             if self.exceptions and self.exceptions[-1] is self._context:
                 self.exceptions.pop()
+                self._start = self._exc_at.pop()
         self._chained = False
         self._context = exc
-        self.exceptions.append(exc)
+        if len(self.exceptions) < MAX_KEPT:
+            self.exceptions.append(exc)
+            self._exc_at.append(self._start)
+        else:
+            self.dropped += 1
+
+    # -- an IPython / Jupyter traceback ----------------------------------------
+    def _ipython_line(self, line):
+        """Turn IPython's frames into Python's, then read the end as a traceback."""
+        stripped = line.strip()
+        if not stripped:
+            return
+        cell = _IPY_CELL.match(stripped)
+        if cell:
+            if cell["ipi"]:
+                self._append('  File "%s", line 0, in %s' % (cell["ipi"], cell["func0"]))
+            else:
+                number = cell["line"] or cell["line2"]
+                self._append('  File "<cell In[%s]>", line %s, in <cell>' % (
+                    cell["cell"] or cell["cell2"] or "", number))
+            return
+        found = _IPY_FILE.match(stripped)
+        if found and not line.startswith(" "):
+            self._append('  File "%s", line %s, in %s' % (
+                found["path"], found["line"] or 0, found["func"]))
+            return
+        arrow = _IPY_ARROW.match(stripped)
+        if arrow:
+            last = self._pending[-1] if self._pending else ""
+            if ", line 0, in " in last:  # old IPython: the line comes from the arrow
+                self._pending[-1] = last.replace(", line 0, in ", ", line %s, in " % arrow["line"])
+            return
+        if line.startswith((" ", "\t")) or re.match(r"^\d+ ", stripped):
+            return  # code context lines
+        match = _EXC.match(stripped)
+        if match and (match["type"].rsplit(".", 1)[-1] == self._ipy_type or match["msg"] is not None):
+            self._state = "traceback"
+            self._phase = "frames"
+            self._traceback_line(line)
+            return
+        # something else: the cell output went on; the traceback was cut
+        self._finish_traceback(cut=True)
+        self._free_line(line)
 
     # -- a faulthandler dump -------------------------------------------------
     def _fault_line(self, line):
@@ -176,10 +403,10 @@ class LogParser:
         if (_FAULT_FRAME.match(line) or _FAULT_START.match(stripped)
                 or stripped.startswith(("Extension modules:", "<no Python frame>",
                                         "Stack (most recent call first):"))):
-            self._pending.append(line)
+            self._append(line)
             return
         if not stripped:
-            self._pending.append("")
+            self._append("")
             return
         self._finish_fault()
         self._free_line(line)
@@ -192,9 +419,127 @@ class LogParser:
             self.stacks.append(text)
         if text.startswith("Fatal Python error") and len(self.lines) < MAX_KEPT:
             self.lines.append(text.split("\n", 1)[0])
+            self._line_at.append(self._start)
+
+    # -- hints -----------------------------------------------------------------
+    def _hint(self, text):
+        hints = self.hints
+        if "os" not in hints:
+            for name, regex in (("Windows", _HINT_WINDOWS), ("macOS", _HINT_MACOS),
+                                ("Linux", _HINT_LINUX)):
+                found = regex.search(text)
+                if found:
+                    hints["os"] = name
+                    hints["os_from"] = _token(text, found.start())
+                    break
+        if "python" not in hints:
+            found = _HINT_PYTHON.search(text)
+            if found:
+                if found["b"]:
+                    hints["python"] = "3." + found["c"]
+                else:
+                    hints["python"] = next(v for v in found.groups() if v)
+        if "torch" not in hints and ("orch" in text):
+            found = _HINT_TORCH.search(text)
+            if found:
+                hints["torch"] = found["v"]
+        if "start_method" not in hints:
+            for marker, method in _HINT_METHOD:
+                if marker in text:
+                    hints["start_method"] = method
+                    break
+
+    def _hint_exc(self, exc):
+        for item in (exc, exc.original):
+            if item is None:
+                continue
+            for frame in item.frames:
+                self._hint('File "%s"' % frame.path)
+        head = exc.message[:300]
+        if "WinError" in head:
+            self.hints.setdefault("os", "Windows")
+            self.hints.setdefault("os_from", exc.last_line()[:120])
+        for match in _WORKER_SIGNAL.finditer(exc.message[:2000]):
+            self._worker_hint({"pid": int(match["pid"]), "signal": match["sig"].strip()})
+        for match in _WORKER_CODE.finditer(exc.message[:2000]):
+            self._worker_hint({"pid": int(match["pid"]), "exit_code": int(match["code"])})
+
+    def _worker_hint(self, record):
+        found = self.hints.setdefault("worker_exits", [])
+        if record not in found and len(found) < 64:
+            found.append(record)
+
+    # -- a log that holds several crashes ----------------------------------------
+    def crashes(self):
+        """The exceptions and lines cut into crashes, in log order: a crash ends with an
+        exception the main process printed; what children and workers printed before it
+        belongs to it, and so do the symptoms they print just after it (a Windows child's
+        ``EOFError: Ran out of input`` once the parent gave up).  Each crash is a dict:
+        ``line`` (where it starts), ``exceptions``, ``lines``, ``dataloader`` (whether it
+        shows a DataLoader failure at all)."""
+        events = [(at, 0, exc) for at, exc in zip(self._exc_at, self.exceptions)]
+        events += [(at, 1, text) for at, text in zip(self._line_at, self.lines)]
+        events.sort(key=lambda e: (e[0], e[1]))
+        found = []
+        current = None
+        for at, kind, item in events:
+            symptom = _is_symptom(item)
+            if current is None:
+                if symptom and found and found[-1]["closed"] and kind == 0 and item.process != "main":
+                    found[-1]["exceptions"].append(item)
+                    continue
+                current = {"line": at, "exceptions": [], "lines": [], "closed": False}
+                found.append(current)
+            if kind == 0:
+                current["exceptions"].append(item)
+                if item.process == "main":
+                    current["closed"] = True
+                    current = None
+            else:
+                current["lines"].append(item)
+        for crash in found:
+            crash["dataloader"] = self._shows_dataloader(crash)
+            del crash["closed"]
+        return found
+
+    def _shows_dataloader(self, crash):
+        for exc in crash["exceptions"]:
+            for item in exc.chain():
+                for part in (item, item.original):
+                    if part is None:
+                        continue
+                    if _DATALOADER.search(part.type + ": " + part.message[:4000]):
+                        return True
+                    if any(_DATALOADER.search(f.path) or f.func == "_worker_loop"
+                           for f in part.frames):
+                        return True
+                # a spawned child's failure in a log from a torch program: the child's
+                # own frames never name the DataLoader that started it
+                if item.process == "child" and self.torch_seen and not _is_symptom(item):
+                    return True
+        return any(_DATALOADER.search(text) or "killed by signal" in text
+                   for text in crash["lines"])
 
 
-def _parse_block(lines):
+_SYMPTOMS = re.compile(r"^(EOFError: Ran out of input|BrokenPipeError: \[Errno 32\]|"
+                       r"PermissionError: \[WinError 5\]|ConnectionResetError|"
+                       r"RuntimeError: DataLoader worker \(pid\(s\) [\d, ]+\) exited unexpectedly)")
+
+
+def _token(text, at):
+    """The word (a path, usually) around position ``at``."""
+    start = max(text.rfind(" ", 0, at), text.rfind('"', 0, at)) + 1
+    ends = [i for i in (text.find(" ", at + 1), text.find('"', at + 1)) if i >= 0]
+    return text[start:min(ends) if ends else len(text)][:160]
+
+
+def _is_symptom(item):
+    if isinstance(item, Exc):
+        return bool(_SYMPTOMS.match(item.last_line()))
+    return False
+
+
+def _parse_block(lines, cut=False):
     """``Traceback (most recent call last):`` ... ``Type: message`` -> Exc."""
     frames, i = _frames(lines, 1)
     rest = lines[i:]
@@ -208,11 +553,16 @@ def _parse_block(lines):
     message = "\n".join([match["msg"] or ""] + rest[1:]).strip("\n")
     exc = Exc(type=match["type"], message=message, frames=frames)
     exc.process = _process_of(frames)
-    original = _original(rest)
+    original = _original(rest, cut)
     if original is not None:
         worker = _WORKER.search(message)
         original.process = _worker_name(worker.group(1)) if worker else "worker"
         exc.original = original
+        if not original.type and worker:  # cut before the original's last line
+            original.type = match["type"]
+            original.message = "(the log ends before the worker's own error line)"
+    elif (match["msg"] or "").startswith("'Traceback (most recent call last):\\n"):
+        exc.original = _escaped_original(match["msg"])
     return exc
 
 
@@ -229,9 +579,9 @@ def _frames(lines, i):
     return frames, i
 
 
-def _original(rest):
+def _original(rest, cut=False):
     for k, line in enumerate(rest):
-        if _ORIGINAL.match(line):
+        if _ORIGINAL.match(line) or (k == 0 and line.rstrip().endswith(_TB_TEXT)):
             frames, j = _frames(rest, k + 1)
             tail = [x for x in rest[j:]]
             if not tail:
@@ -244,6 +594,16 @@ def _original(rest):
     return None
 
 
+def _escaped_original(msg):
+    """torch 0.4/1.0 re-raised a KeyError with the worker's traceback as its repr."""
+    text = msg.strip().strip("'").replace("\\n", "\n").replace("\\'", "'")
+    lines = text.split("\n")
+    exc = _original(lines)
+    if exc is not None:
+        exc.process = "worker"
+    return exc
+
+
 def _worker_name(where):
     if where.startswith("DataLoader worker process"):
         return "worker " + where.rsplit(" ", 1)[1]
@@ -253,9 +613,14 @@ def _worker_name(where):
 
 
 def _process_of(frames):
-    """A traceback that starts in multiprocessing's spawn_main was printed by a child."""
-    for frame in frames[:3]:
-        if frame.func in ("spawn_main", "_main") and "multiprocessing" in frame.path:
+    """A traceback that starts in multiprocessing's spawn_main (or the fork server's
+    child side, or a Process's own bootstrap) was printed by a child."""
+    for frame in frames[:4]:
+        path = frame.path.replace("\\", "/")
+        if "multiprocessing" not in path:
+            continue
+        if frame.func in ("spawn_main", "_main", "_serve_one", "_bootstrap") or (
+                frame.func == "main" and path.endswith("forkserver.py")):
             return "child"
     return "main"
 

@@ -49,6 +49,8 @@ class Terminal:
         out.append(self.style(head, "bold"))
         if not diagnoses:
             out.append(self.style("No DataLoader worker problem found.", "green"))
+            if ev.hints.get("note"):
+                out.append(ev.hints["note"][0].upper() + ev.hints["note"][1:] + ".")
             return "\n".join(out) + "\n"
         for number, diag in enumerate(diagnoses):
             out.append("")
