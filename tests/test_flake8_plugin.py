@@ -121,3 +121,88 @@ def test_dataset_class_imported_from_sibling_module(tmp_path):
         "under spawn; define a module-level function")
     assert out.stdout.split(":")[1:3] == ["5", "27"]
     assert flake8(tmp_path / "data.py").stdout == ""
+
+
+PINNED_MANY = textwrap.dedent("""\
+    from torch.utils.data import DataLoader
+
+    if __name__ == "__main__":
+        loader = DataLoader(list(range(8)), num_workers=64, pin_memory=True)
+        for batch in loader:
+            pass
+""")
+
+
+def _codes(out):
+    return [line.split()[1] for line in out.stdout.splitlines()]
+
+
+def test_host_rules_off_unless_their_code_is_selected(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(PINNED_MANY)
+    limits = ("--dlw-min-ram-gb", "100000", "--dlw-max-workers", "2")
+    assert _codes(flake8(script, *limits)) == []  # --select DLW alone
+    plain = [sys.executable, "-m", "flake8", "--isolated", *limits, str(script)]
+    assert "DLW1" not in subprocess.run(plain, capture_output=True, text=True).stdout
+    assert _codes(flake8(script, "--extend-select", "DLW105", *limits)) == ["DLW105"]
+    assert _codes(flake8(script, "--extend-select", "DLW110", *limits)) == ["DLW110"]
+    out = flake8(script, "--extend-select", "DLW105,DLW110", *limits)
+    assert sorted(_codes(out)) == ["DLW105", "DLW110"]
+
+
+def test_host_rules_silent_above_the_limits(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(PINNED_MANY)
+    out = flake8(script, "--extend-select", "DLW105,DLW110",
+                 "--dlw-min-ram-gb", "0.001", "--dlw-max-workers", "64")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+
+
+def test_host_options_from_config(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(PINNED_MANY)
+    (tmp_path / "setup.cfg").write_text(
+        "[flake8]\nselect = DLW105,DLW110\ndlw-min-ram-gb = 100000\ndlw-max-workers = 8\n")
+    cmd = [sys.executable, "-m", "flake8", "train.py"]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert out.stderr == ""
+    assert [line.split(": ", 1)[1].split(" ")[0] for line in out.stdout.splitlines()] == [
+        "DLW110", "DLW105"]
+    assert "limit of 8 workers" in out.stdout
+    assert "(below 100000 GB)" in out.stdout
+
+
+def test_max_workers_defaults_to_the_usable_cpus(tmp_path):
+    from flake8_dlworker.host import usable_cpus
+
+    script = tmp_path / "train.py"
+    cpus = usable_cpus()
+    script.write_text(PINNED_MANY.replace("num_workers=64", "num_workers=%d" % (cpus + 1)))
+    out = flake8(script, "--extend-select", "DLW110")
+    assert "limit of %d workers (this host can use %d CPUs)" % (cpus, cpus) in out.stdout
+    script.write_text(PINNED_MANY.replace("num_workers=64", "num_workers=%d" % cpus))
+    assert flake8(script, "--extend-select", "DLW110").stdout == ""
+
+
+def test_fork_keeps_the_rules_that_do_not_depend_on_pickling(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader, IterableDataset
+
+
+        class Numbers(IterableDataset):
+            def __init__(self):
+                self.log = open("log.txt", "w")
+
+            def __iter__(self):
+                return iter(range(8))
+
+
+        loader = DataLoader(Numbers(), num_workers=2, collate_fn=lambda b: b)
+        if __name__ == "__main__":
+            print(list(DataLoader(Numbers(), persistent_workers=True)))
+    """))
+    spawn = sorted(set(_codes(flake8(script))))
+    assert spawn == ["DLW102", "DLW106", "DLW108", "DLW109"]
+    fork = sorted(set(_codes(flake8(script, "--dlw-start-method", "fork"))))
+    assert fork == ["DLW106", "DLW109"]
