@@ -1291,8 +1291,12 @@ _add(Rule(
     what_it_does=_doc('''
         Checks worker-side code of a `DataLoader` with workers, namely the dataset class's
         `__getitem__`/`__iter__` (and what they call), its transforms, `collate_fn` and
-        `worker_init_fn`, for CUDA use: `.cuda()`, `.to("cuda")`, `device="cuda"`,
-        `torch.cuda.*` calls.
+        `worker_init_fn`, for CUDA use: `.cuda()`, `.to("cuda")`, `.to(device)` where
+        `device` is (or may be, one branch of a conditional) `"cuda"` or
+        `torch.device("cuda")`, `device="cuda"` on a torch factory, and the `torch.cuda`
+        calls that need a CUDA context (`is_available()` and `device_count()` do not, and
+        are not reported). Moving each batch to the GPU in the training loop is the right
+        place and is never reported.
     '''),
     why_bad=_doc('''
         The CUDA runtime is not fork-safe. Under `fork` (the Linux default up to Python
@@ -1855,8 +1859,11 @@ _add(Rule(
     '''),
     what_it_does=_doc('''
         Checks for an `IterableDataset` subclass used by a `DataLoader` whose `num_workers`
-        may be above 1 when nothing in its `__iter__` chain (nor the loader's
-        `worker_init_fn`) calls `torch.utils.data.get_worker_info()`.
+        may be above 1 when nothing in its `__iter__` chain (the methods and module
+        functions it calls) uses `torch.utils.data.get_worker_info()` or a known sharding
+        helper (`split_dataset_by_node`, webdataset's `split_by_worker`, torchdata's
+        `sharding_filter`). A loader with a `worker_init_fn` is left alone: it may
+        configure each replica, as the PyTorch docs show.
     '''),
     why_bad=_doc('''
         Nothing is raised. With two workers and no sharding, an `__iter__` returning
