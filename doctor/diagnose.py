@@ -19,7 +19,7 @@ from flake8_dlworker.catalog import RULES
 _SECONDARY = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107", "DLW108",
               "DLW109", "DLW111")
 _LIBRARY = re.compile(r"([\\/](site|dist)-packages[\\/]|[\\/]lib[\\/]python\d|"
-                      r"[\\/]Lib[\\/]|^<)")
+                      r"[\\/]Lib[\\/]|\\lib\\|^<|^~[\\/].*[\\/]lib[\\/])")
 
 
 @dataclass
@@ -135,13 +135,14 @@ def dlw106(ev):
 
 _PICKLE_TEXT = (
     ("DLW102", r"(Can't (pickle|get) local object '[^']*<lambda>'|"
-               r"Can't pickle <function <lambda>|Can't pickle local object <function [^>]*<lambda>)"),
+               r"Can't pickle <function <lambda>|Can't pickle local object <function \S*<lambda>)"),
     ("DLW104", r"(Can't get attribute '[^']+' on <module '__(mp_)?main__'|"
                r"module '__(mp_)?main__' has no attribute)"),
     ("DLW103", r"(Can't (pickle|get) local object '[^']*<locals>[^']*'|"
                r"Can't pickle local object <(function|class) )"),
     ("DLW108", r"(cannot pickle '[^']+' (object|instances)|can't pickle \S+ objects|"
-               r"h5py objects cannot be pickled|unable to resize file <filename not specified>)"),
+               r"h5py objects cannot be pickled|unable to resize file <filename not specified>|"
+               r"cannot be pickled', '_\w*DataLoaderIter'|Pickling an AuthenticationString)"),
 )
 
 
@@ -168,8 +169,33 @@ def pickling(ev):
             where = " (printed by a %s process)" % exc.process if exc and exc.process != "main" else ""
             diag = Diagnosis(code, "certain" if _static(ev, code) else "likely",
                              [_first_line(text) + where])
-            return _locate(diag, ev, exc)
+            _pickle_notes(diag, text)
+            diag = _locate(diag, ev, exc)
+            main = re.search(r"<module '__mp_main__' from '([^']+)'>", text)
+            if diag.path is None and main:  # the script the child could not find it in
+                diag.path = main.group(1)
+            return diag
     return None
+
+
+#: the worker Process's args tuple (torch/utils/data/dataloader.py): which item is what
+_WORKER_ARGS = {1: "the dataset", 6: "collate_fn", 9: "worker_init_fn"}
+
+
+def _pickle_notes(diag, text):
+    """Python 3.14's pickle notes name the path to the culprit inside the worker args."""
+    notes = re.findall(r"^when serializing (.+)$", text, re.M)
+    if not notes:
+        return
+    diag.evidence.append("pickle notes: " + " <- ".join(notes))
+    for note in reversed(notes):  # outermost first
+        item = re.match(r"tuple item (\d+)$", note)
+        if item and "_args" in text:
+            what = _WORKER_ARGS.get(int(item.group(1)))
+            if what:
+                diag.evidence.append("the object that failed is reached from %s "
+                                     "(item %s of the worker's arguments)" % (what, item.group(1)))
+            break
 
 
 def _code_from_text(text):

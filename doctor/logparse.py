@@ -22,8 +22,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 #: ``[rank0]:``/``[default0]:``, ISO or log-module timestamps, bracketed times
 _PREFIX = re.compile(
     r"^(?:\[(?:rank|default)\d+\]:\s?"
-    r"|\[?\d{4}-\d\d-\d\d[ T][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s*(?:[-|]\s+)?"
-    r"|\[\d\d:\d\d:\d\d(?:[.,]\d+)?\]\s*)")
+    r"|\[?\d{4}-\d\d-\d\d[ T][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]? ?(?:[-|] )?"
+    r"|\[\d\d:\d\d:\d\d(?:[.,]\d+)?\] ?)")
 _TB_TEXT = "Traceback (most recent call last):"
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _ORIGINAL = re.compile(r"^\s*Original Traceback \(most recent call last\):\s*$")
@@ -513,9 +513,9 @@ class LogParser:
                     if any(_DATALOADER.search(f.path) or f.func == "_worker_loop"
                            for f in part.frames):
                         return True
-                # a spawned child's failure in a log from a torch program: the child's
-                # own frames never name the DataLoader that started it
-                if item.process == "child" and self.torch_seen and not _is_symptom(item):
+                # a spawned child's failure: the child's own frames never name the
+                # DataLoader that started it
+                if item.process == "child" and not _is_symptom(item):
                     return True
         return any(_DATALOADER.search(text) or "killed by signal" in text
                    for text in crash["lines"])
