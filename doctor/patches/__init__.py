@@ -1,0 +1,96 @@
+"""Patches that fix the crash: one small libcst maker per cause, a unified diff out.
+
+``make_patch(code, path, source, line, facts)`` returns a unified diff against the
+file (``--- a/PATH`` / ``+++ b/PATH``) or None where no safe patch exists; the
+catalog's "Fix safety" section then gives the fix in words.
+
+For a cause the static checker sees (DLW1xx) the maker is run once per finding of
+that code in the file, each time on the result of the last, until the checker has
+nothing left to say about that code; a maker that cannot fix one of them, or a result
+the checker still flags, gives no patch at all. Runtime causes (DLW201, DLW204) are
+fixed once, at the place the run pointed to.
+"""
+import ast
+import difflib
+import importlib
+
+CODES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106")
+#: at most this many findings of one code are fixed in one file
+_ROUNDS = 20
+
+
+def maker(code):
+    """The maker module of ``code`` (``doctor.patches.dlw102``), or None."""
+    if code not in CODES:
+        return None
+    return importlib.import_module("doctor.patches.%s" % code.lower())
+
+
+def static_findings(source, path, code, start_method="spawn"):
+    from flake8_dlworker.plugin import findings
+
+    try:
+        tree = ast.parse(source, path or "<patch>")
+    except (SyntaxError, ValueError):
+        return []
+    return [f for f in findings(tree, path or "<patch>", start_method) if f.code == code]
+
+
+def fixed_source(code, path, source, line=None, facts=None, start_method="spawn"):
+    """The whole fixed source, or None where no safe patch exists."""
+    fixer = maker(code)
+    if fixer is None:
+        return None
+    if not fixer.STATIC:
+        new = fixer.fix(source, line, facts or {})
+    else:
+        new = source
+        for _ in range(_ROUNDS):
+            found = static_findings(new, path, code, start_method)
+            if not found:
+                break
+            at_line = [f for f in found if f.line == line]
+            finding = (at_line or found)[0]
+            fixed = fixer.fix(new, finding, facts or {})
+            if fixed is None or fixed == new:
+                return None
+            if len(static_findings(fixed, path, code, start_method)) >= len(found):
+                return None  # no progress: the checker still sees the same
+            new = fixed
+        else:
+            return None
+        if static_findings(new, path, code, start_method):
+            return None
+    if new is None or new == source:
+        return None
+    try:
+        compile(new, path or "<patch>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    return new
+
+
+def unified_diff(path, old, new):
+    """A unified diff that ``patch -p1`` and ``git apply`` accept."""
+    lines = difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                 "a/" + path, "b/" + path)
+    out = []
+    for text in lines:
+        if not text.endswith("\n"):
+            text += "\n\\ No newline at end of file\n"
+        out.append(text)
+    return "".join(out) or None
+
+
+def make_patch(code, path, source, line, facts=None, start_method="spawn"):
+    """A unified diff against ``path`` that fixes ``code``, or None."""
+    try:
+        new = fixed_source(code, path, source, line, facts, start_method)
+    except Exception:  # a maker's failure is "no patch", never the doctor's crash
+        import os
+        if os.environ.get("DLW_DOCTOR_DEBUG"):
+            raise
+        return None
+    if new is None:
+        return None
+    return unified_diff(path, source, new)

@@ -1,0 +1,233 @@
+"""DLW102: a lambda reaches a worker -> a module-level function named from its role.
+
+``collate_fn=lambda b: b`` becomes ``collate_fn=_collate`` with ``def _collate(b)``
+above the statement that held the lambda; a lambda that reads names of the function
+around it gets them as keyword-only parameters, bound with ``functools.partial``.
+A module-level ``name = lambda ...`` becomes ``def name(...)`` in place.
+"""
+import libcst as cst
+
+from doctor.patches import _cst
+
+CODE = "DLW102"
+STATIC = True
+
+#: keyword roles with a fixed name; other roles are named from what the body does
+_ROLE_NAMES = {"collate_fn": "_collate", "worker_init_fn": "_worker_init",
+               "sampler": "_sampler", "batch_sampler": "_batch_sampler"}
+_OP_NAMES = ((cst.Multiply, "_scale"), (cst.Divide, "_scale"), (cst.Add, "_shift"),
+             (cst.Subtract, "_shift"), (cst.Power, "_power"), (cst.Modulo, "_wrap"))
+
+
+def fix(source, finding, facts):
+    tree = _cst.Tree(source)
+    node = tree.first_at(finding.line, finding.col, cst.Lambda)
+    if node is None:
+        return None
+    top = tree.top_statement(node)
+    if top is None:
+        return None
+    funcs = tree.functions_around(node)
+    module = tree.module
+    module_bound, used = _cst.module_names(module)
+
+    # name = lambda ... at module level: the same name, as a def
+    parent = tree.parents.get(node)
+    if not funcs and isinstance(parent, cst.Assign) and parent.value is node \
+            and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name) \
+            and isinstance(top, cst.SimpleStatementLine) and len(top.body) == 1:
+        name = parent.targets[0].target.value
+        new = _function(name, node, [], top.leading_lines, top.trailing_whitespace)
+        return module.deep_replace(top, new).code
+
+    captured = set()
+    for func in funcs:
+        captured |= _cst.free_names(node) & _cst.bound_in_function(func)
+    captured = sorted(captured)
+    name = _cst.unique(_role_name(tree, node), used | module_bound)
+    new_def = _function(name, node, captured, (), None)
+    new_def = new_def.with_changes(leading_lines=[_cst.EMPTY] * 2)
+    if captured:
+        partial, _ = _cst.partial_name(module)
+        replacement = cst.parse_expression("%s(%s, %s)" % (
+            partial, name, ", ".join("%s=%s" % (c, c) for c in captured)))
+    else:
+        replacement = cst.Name(name)
+    module = module.deep_replace(node, replacement)
+    body = list(module.body)
+    index = [i for i, stmt in enumerate(tree.module.body) if stmt is top][0]
+    body.insert(index, new_def)
+    module = module.with_changes(body=body)
+    if captured:
+        _, module = _cst.partial_name(module)
+    return module.code
+
+
+def _function(name, lam, captured, leading, trailing):
+    params = _cst.code(lam.params).strip()
+    if captured:
+        if lam.params.star_arg is cst.MaybeSentinel.DEFAULT or lam.params.star_arg is None:
+            params = ", ".join(p for p in (params, "*", ", ".join(captured)) if p)
+        else:
+            params = "%s, %s" % (params, ", ".join(captured))
+    body = _cst.code(lam.body.with_changes(lpar=[], rpar=[])) if not lam.body.lpar \
+        else _cst.code(lam.body)
+    if "\n" in body:
+        body = "(%s)" % body
+    new = cst.parse_statement("def %s(%s):\n    return %s\n" % (name, params, body))
+    new = new.with_changes(leading_lines=list(leading))
+    if trailing is not None and trailing.comment is not None:
+        # the comment of the lambda's line stays on the def's line
+        new = new.with_changes(body=new.body.with_changes(header=trailing))
+    return new
+
+
+def _role_name(tree, node):
+    """``_collate`` for collate_fn, ``_scale`` for ``lambda x: x * 2``, ``_fn`` for self.fn."""
+    parent = tree.parents.get(node)
+    keyword = parent.keyword.value if isinstance(parent, cst.Arg) and parent.keyword else None
+    if keyword in _ROLE_NAMES:
+        return _ROLE_NAMES[keyword]
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        if isinstance(target, cst.Attribute):
+            return "_" + target.attr.value.lstrip("_")
+        if isinstance(target, cst.Name):
+            return "_" + target.value.lstrip("_")
+    body = node.body
+    if isinstance(body, cst.BinaryOperation):
+        for op, name in _OP_NAMES:
+            if isinstance(body.operator, op):
+                return name
+    if isinstance(body, cst.Call):
+        called = _cst.dotted(body.func)
+        if called:
+            return "_" + called.split(".")[-1].lower()
+    if keyword:
+        return "_" + keyword[:-3] if keyword.endswith("_fn") else "_" + keyword
+    return "_transform"
+
+
+# Fixit-style: each INVALID example with the fixed code this maker must produce.
+INVALID = (
+    ('''\
+from torch.utils.data import DataLoader
+
+
+def main(data):
+    # keep batches as lists
+    loader = DataLoader(data, num_workers=2, collate_fn=lambda b: b)
+    return loader
+''', '''\
+from torch.utils.data import DataLoader
+
+
+def _collate(b):
+    return b
+
+
+def main(data):
+    # keep batches as lists
+    loader = DataLoader(data, num_workers=2, collate_fn=_collate)
+    return loader
+'''),
+    ('''\
+from torch.utils.data import DataLoader
+
+
+def main(data, factor):
+    return DataLoader(data, num_workers=2,
+                      collate_fn=lambda b: [x * factor for x in b])  # scaled
+''', '''\
+import functools
+from torch.utils.data import DataLoader
+
+
+def _collate(b, *, factor):
+    return [x * factor for x in b]
+
+
+def main(data, factor):
+    return DataLoader(data, num_workers=2,
+                      collate_fn=functools.partial(_collate, factor=factor))  # scaled
+'''),
+    ('''\
+from torch.utils.data import DataLoader, Dataset
+
+
+class Numbers(Dataset):
+    def __init__(self, transform):
+        self.transform = transform
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return self.transform(i)
+
+
+def main():
+    return DataLoader(Numbers(transform=lambda x: x * 2), num_workers=2)
+''', '''\
+from torch.utils.data import DataLoader, Dataset
+
+
+class Numbers(Dataset):
+    def __init__(self, transform):
+        self.transform = transform
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return self.transform(i)
+
+
+def _scale(x):
+    return x * 2
+
+
+def main():
+    return DataLoader(Numbers(transform=_scale), num_workers=2)
+'''),
+    ('''\
+from torch.utils.data import DataLoader, Dataset
+
+double = lambda x: x * 2  # twice
+
+
+class Numbers(Dataset):
+    def __init__(self, transform):
+        self.transform = transform
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return self.transform(i)
+
+
+if __name__ == "__main__":
+    print(list(DataLoader(Numbers(double), num_workers=2)))
+''', '''\
+from torch.utils.data import DataLoader, Dataset
+
+def double(x):  # twice
+    return x * 2
+
+
+class Numbers(Dataset):
+    def __init__(self, transform):
+        self.transform = transform
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return self.transform(i)
+
+
+if __name__ == "__main__":
+    print(list(DataLoader(Numbers(double), num_workers=2)))
+'''),
+)

@@ -1,0 +1,106 @@
+"""DLW106: ``persistent_workers=True`` or ``prefetch_factor`` while ``num_workers`` is 0.
+
+When ``num_workers`` is absent or a literal 0 the argument is dropped (it has no
+effect without workers). When it is a name that is 0 here but may change, the
+argument is made conditional on it: ``persistent_workers=workers > 0``,
+``prefetch_factor=4 if workers > 0 else None``.
+"""
+import libcst as cst
+
+from doctor.patches import _cst
+
+CODE = "DLW106"
+STATIC = True
+_NUM_WORKERS_POSITION = 5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
+
+
+def fix(source, finding, facts):
+    tree = _cst.Tree(source)
+    arg = tree.first_at(finding.line, finding.col, cst.Arg)
+    if arg is None or arg.keyword is None:
+        return None
+    option = arg.keyword.value
+    if option not in ("persistent_workers", "prefetch_factor"):
+        return None
+    call = tree.parents.get(arg)
+    if not isinstance(call, cst.Call):
+        return None
+    workers = _num_workers(call)
+    if workers is None or isinstance(workers, cst.Integer):
+        return tree.module.deep_replace(call, _without(call, arg)).code
+    count = _cst.code(workers.with_changes(lpar=[], rpar=[])).strip()
+    if option == "persistent_workers":
+        value = "%s > 0" % count
+    else:
+        value = "%s if %s > 0 else None" % (_cst.code(arg.value).strip(), count)
+    new = arg.with_changes(value=cst.parse_expression(value))
+    return tree.module.deep_replace(arg, new).code
+
+
+def _num_workers(call):
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "num_workers":
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if len(positional) > _NUM_WORKERS_POSITION:
+        return positional[_NUM_WORKERS_POSITION].value
+    return None
+
+
+def _without(call, arg):
+    args = list(call.args)
+    index = args.index(arg)
+    del args[index]
+    if index == len(args) and args:
+        # it was the last: the one before loses its comma (and the line break after it)
+        args[-1] = args[-1].with_changes(comma=arg.comma)
+    return call.with_changes(args=args)
+
+
+# Fixit-style: each INVALID example with the fixed code this maker must produce.
+INVALID = (
+    ('''\
+from torch.utils.data import DataLoader
+
+
+def main(data):
+    loader = DataLoader(data, batch_size=4, num_workers=0,
+                        persistent_workers=True)  # debugging
+    return loader
+''', '''\
+from torch.utils.data import DataLoader
+
+
+def main(data):
+    loader = DataLoader(data, batch_size=4, num_workers=0)  # debugging
+    return loader
+'''),
+    ('''\
+from torch.utils.data import DataLoader
+
+
+def main(data):
+    return DataLoader(data, prefetch_factor=4, batch_size=4)
+''', '''\
+from torch.utils.data import DataLoader
+
+
+def main(data):
+    return DataLoader(data, batch_size=4)
+'''),
+    ('''\
+from torch.utils.data import DataLoader
+
+
+def main(data):
+    workers = 0
+    return DataLoader(data, num_workers=workers, persistent_workers=True, prefetch_factor=4)
+''', '''\
+from torch.utils.data import DataLoader
+
+
+def main(data):
+    workers = 0
+    return DataLoader(data, num_workers=workers, persistent_workers=workers > 0, prefetch_factor=4 if workers > 0 else None)
+'''),
+)

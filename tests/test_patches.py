@@ -1,0 +1,129 @@
+"""The patch makers: their Fixit-style examples, and every fixable crashing fixture
+patched, linted, and re-run under a real spawn start method by the doctor."""
+import difflib
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tokenize
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from doctor.patches._cst import Tree
+from doctor.patches import CODES, fixed_source, make_patch, maker
+from fixture_markers import FIXTURES, expected_findings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: crashing fixtures with a patch; the code each one fixes
+FIXABLE = sorted(
+    p.name for p in FIXTURES.glob("dlw1*.py")
+    if p.name.split("_")[0].upper() in ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106"))
+#: crashing fixtures for which no safe patch exists: patch stays null
+UNFIXABLE = ["dlw104_pkg/__main__.py"]
+
+
+def _code(name):
+    return name.split("_")[0].upper()
+
+
+def _examples():
+    for code in CODES:
+        for i, (before, after) in enumerate(getattr(maker(code), "INVALID", ())):
+            yield pytest.param(code, before, after, id="%s-%d" % (code, i))
+
+
+@pytest.mark.parametrize("code, before, after", list(_examples()))
+def test_invalid_example_gets_the_expected_fix(code, before, after):
+    facts = getattr(maker(code), "FACTS", None)
+    assert fixed_source(code, "example.py", before, None, facts) == after
+    # idempotent: the fixed code gets no second patch
+    assert fixed_source(code, "example.py", after, None, facts) is None
+
+
+def test_every_maker_has_examples():
+    for code in CODES:
+        assert getattr(maker(code), "INVALID", ()), code
+
+
+def _comments(source):
+    return sorted(tok.string for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+                  if tok.type == tokenize.COMMENT)
+
+
+@pytest.mark.parametrize("name", FIXABLE)
+def test_fixture_patch_keeps_everything_else(name):
+    """Comments all survive; each removed line is the flagged line or reappears, moved."""
+    path = FIXTURES / name
+    source = path.read_text()
+    code = _code(name)
+    new = fixed_source(code, str(path), source)
+    assert new is not None
+    assert _comments(new) == _comments(source)
+    flagged = set()
+    tree = Tree(source)
+    for line, _col, c in expected_findings(path):
+        flagged.add(line)
+        for stmt in tree.on_line(line, cst.SimpleStatementLine) if c == code else ():
+            where = tree.pos[stmt]
+            flagged.update(range(where.start.line, where.end.line + 1))
+    new_lines = [line.strip() for line in new.splitlines()]
+    old = source.splitlines()
+    import difflib
+    matcher = difflib.SequenceMatcher(None, old, new.splitlines(), autojunk=False)
+    for op, i1, i2, _j1, _j2 in matcher.get_opcodes():
+        for i in range(i1, i2) if op in ("replace", "delete") else ():
+            assert i + 1 in flagged or old[i].strip() in new_lines, (name, old[i])
+
+
+def test_no_patch_where_none_is_safe():
+    for name in UNFIXABLE:
+        path = FIXTURES / name
+        assert make_patch(_code(path.parent.name if name.endswith("__main__.py") else name),
+                          name, path.read_text(), None) is None
+
+
+@pytest.fixture(scope="module")
+def patched(tmp_path_factory):
+    """Every fixable fixture, copied and patched with the real ``patch -p1``."""
+    root = tmp_path_factory.mktemp("patched")
+    for name in FIXABLE:
+        shutil.copy(FIXTURES / name, root / name)
+        diff = make_patch(_code(name), name, (root / name).read_text(), None)
+        assert diff and diff.startswith("--- a/%s\n+++ b/%s\n" % (name, name)), name
+        done = subprocess.run(["patch", "-p1", "--forward", "--no-backup-if-mismatch"],
+                              input=diff, text=True, cwd=root, capture_output=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return root
+
+
+def test_patched_fixtures_are_clean_for_their_code(patched):
+    out = subprocess.run([sys.executable, "-m", "flake8", "--select", "DLW", *FIXABLE],
+                         cwd=patched, capture_output=True, text=True).stdout
+    for name in FIXABLE:
+        assert not [line for line in out.splitlines()
+                    if line.startswith(name + ":") and _code(name) in line], out
+
+
+@pytest.mark.parametrize("name", FIXABLE)
+def test_patched_fixture_runs_under_spawn_and_needs_no_patch(patched, name):
+    """The doctor re-runs it under spawn: it passes, and nothing is proposed."""
+    run = subprocess.run(
+        [sys.executable, "-m", "doctor", "--json", "--max-batches", "2", "--timeout", "90",
+         name], cwd=patched, capture_output=True, text=True, timeout=150,
+        env=_env())
+    report = json.loads(run.stdout)
+    assert report["outcome"] in ("passed", "stopped"), run.stderr[-3000:]
+    assert report["diagnoses"] == [], report["diagnoses"]
+    source = (patched / name).read_text()
+    assert [c for c in CODES if make_patch(c, name, source, None)] == []
+
+
+def _env():
+    import os
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
