@@ -99,6 +99,14 @@ def _locate(diag, ev, exc=None):
         if frame is not None:
             diag.path, diag.line = frame.path, frame.line
             return diag
+    # an error raised inside the library (a worker's signal, the fd limit): the user's
+    # line is in a later exception of the same chain, where the loop was iterating
+    for last in ev.exceptions if exc is not None else ():
+        if any(item is exc for item in last.chain()):
+            frame = user_frame(last)
+            if frame is not None:
+                diag.path, diag.line = frame.path, frame.line
+            break
     return diag
 
 
@@ -228,9 +236,14 @@ def dlw107(ev):
     if not found:
         return None
     exc, text, _ = found
-    in_worker = exc is not None and exc.process.startswith("worker")
+    in_worker = exc is not None and (exc.process.startswith("worker") or (
+        exc.original is not None and exc.original.process.startswith("worker")
+        and found[2].group(0) in exc.original.message))
     if not in_worker and _static(ev, "DLW107") is None:
         return None
+    if in_worker and not exc.process.startswith("worker"):
+        exc = exc.original  # torch re-raised it in the main process: quote the worker's
+        text = "%s: %s" % (exc.type, exc.message)
     diag = Diagnosis("DLW107", "certain" if in_worker else "likely",
                      [_first_line(text) + (" (raised in %s)" % exc.process if in_worker else "")])
     return _locate(diag, ev, None if exc is None else exc)
@@ -333,6 +346,10 @@ def dlw201(ev):
         diag = Diagnosis("DLW201", "certain" if tight else "likely", evidence)
     else:
         diag = Diagnosis("DLW201", "likely", [_first_line(found[1])])
+    killer = _find(ev, r"Out of memory: Kill", r"oom[-_]kill", r"OOM Killed")
+    if killer and killer[1] != found[1]:
+        diag.confidence = "certain"  # the kernel or the scheduler says it was the OOM killer
+        diag.evidence.append(_first_line(killer[1]))
     return _locate(diag, ev, found[0] if found else None)
 
 
@@ -341,7 +358,58 @@ def dlw207(ev):
     if not found:
         return None
     diag = Diagnosis("DLW207", "certain", [_first_line(found[1])])
+    diag.evidence.extend(_commit_arithmetic(ev))
     return _locate(diag, ev, found[0])
+
+
+#: torch's DLLs whose writable sections Windows commits in every process that loads them
+_CUDA_DLL = re.compile(r"(?i)(cudnn|cublas|cufft|cusparse|cusolver|curand|nvrtc|nvfuser|"
+                       r"caffe2\w*gpu|torch_cuda|c10_cuda)\w*\.dll")
+
+
+def _commit_arithmetic(ev):
+    """DLW207: the per-worker commit charge, with the numbers the evidence holds."""
+    failed = sum(1 for exc in ev.all_exceptions()
+                 if "1455" in exc.message and exc.type in ("OSError", "WindowsError"))
+    workers = failed
+    for exc, text in _texts(ev):
+        pids = re.search(r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited", text)
+        if pids:
+            workers = max(workers, len(pids.group(1).split(",")))
+    for warning in ev.warnings:
+        planned = re.search(r"will create (\d+) worker processes", warning)
+        if planned:
+            workers = max(workers, int(planned.group(1)))
+    for loader in ev.loaders:
+        if isinstance(loader.get("num_workers"), int):
+            workers = max(workers, loader["num_workers"])
+    dll = _find(ev, r"Error loading \"[^\"]*?([\w.-]+\.dll)\"")
+    cuda = dll is not None and _CUDA_DLL.search(dll[2].group(1))
+    low, high = (1.0, 2.0) if cuda or dll is None else (0.3, 1.0)
+    found = []
+    if failed:
+        found.append("%d worker process%s failed while importing torch%s" % (
+            failed, "" if failed == 1 else "es",
+            " (loading %s)" % dll[2].group(1) if dll else ""))
+    if workers:
+        processes = workers + 1
+        found.append(
+            "commit charge: every worker is a new process that loads torch's %sDLLs, "
+            "about %.1f-%.1f GB committed per process; %d worker%s + the main process = "
+            "%d x %.1f-%.1f GB = %.0f-%.0f GB before any data is loaded, and Windows refuses "
+            "to commit past RAM + paging file" % (
+                "CUDA " if cuda or dll is None else "", low, high, workers,
+                "" if workers == 1 else "s", processes,
+                low, high, processes * low, processes * high))
+        fewer = max(1, workers // 2)
+        if fewer < workers:
+            found.append("num_workers=%d would commit about %.0f-%.0f GB less; or enlarge "
+                         "the paging file by at least that much" % (
+                             fewer, (workers - fewer) * low, (workers - fewer) * high))
+    else:
+        found.append("each worker commits about %.1f-%.1f GB for torch's DLLs when it starts: "
+                     "num_workers x that must fit in RAM + paging file" % (low, high))
+    return found
 
 
 def dlw205(ev):
@@ -396,9 +464,9 @@ def worker_exit(ev):
             return Diagnosis("DLW205", "possible", [
                 "%s exited with status %d and printed no traceback" % (
                     _worker_words(worker), worker.exitcode)])
-    if found:
+    if found and ev.source != "log":
         return Diagnosis("DLW205", "possible", [_first_line(found[1])])
-    return None
+    return None  # a log: only the generic symptom, see generic()
 
 
 RULES_IN_ORDER = (dlw106, pickling, dlw101, dlw107, dlw204, dlw202, dlw203, dlw201,
@@ -416,10 +484,20 @@ def generic(ev):
     if not found:
         return []
     line = _first_line(found[1])
+    script = "SCRIPT"
+    for exc in ev.all_exceptions():
+        frame = user_frame(exc)
+        if frame is not None and frame.path.endswith(".py"):
+            script = relative(frame.path)
+            break
+    causes = GENERIC_CAUSES
+    if (ev.hints.get("os") or ev.host.get("os") or "").startswith("Windows"):
+        # no OOM killer and no /dev/shm there; the commit limit instead
+        causes = tuple(c for c in GENERIC_CAUSES if c not in ("DLW201", "DLW202")) + ("DLW207",)
     return [Diagnosis(code, "possible", [
-        "the log holds only the generic symptom: %s" % line,
-        "run the script under the doctor to see which: python -m doctor SCRIPT"])
-        for code in GENERIC_CAUSES]
+        "the log holds only the generic symptom, not the error that caused it: %s" % line,
+        "run the script under the doctor to see which: python -m doctor %s" % script])
+        for code in causes]
 
 
 def diagnose(ev):

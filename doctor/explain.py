@@ -12,7 +12,7 @@ import copy
 import os
 import stat
 
-from doctor.diagnose import GENERIC_CAUSES, diagnose, user_frame
+from doctor.diagnose import diagnose, user_frame
 from doctor.evidence import Evidence
 from doctor.logparse import LogParser
 from doctor.static import static_findings
@@ -216,9 +216,10 @@ def diagnose_log(ev):
 
 
 def _is_generic(diags):
-    return (len(diags) >= len(GENERIC_CAUSES)
-            and [d.code for d in diags[:len(GENERIC_CAUSES)]] == list(GENERIC_CAUSES)
-            and all(d.confidence == "possible" for d in diags[:len(GENERIC_CAUSES)]))
+    """diagnose()'s list of what a bare symptom can mean (see diagnose.generic)."""
+    return all(d.confidence == "possible" and d.evidence
+               and d.evidence[0].startswith("the log holds only the generic symptom")
+               for d in diags)
 
 
 def _say_generic(ev, found):

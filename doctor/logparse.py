@@ -48,17 +48,18 @@ _IGNORED_HEAD = re.compile(r"^Exception ignored in: ")
 #: single lines the diagnosis rules read, wherever they appear
 _NOTABLE = re.compile(
     r"(ERROR: Unexpected .* encountered in worker|is killed by signal|exited unexpectedly|"
-    r"terminate called after|core dumped|Out of memory|^Killed$|Bus error|Segmentation fault|"
+    r"terminate called after|core dumped|Out of memory|oom[-_]kill|OOM Killed|^Killed$|"
+    r"Bus error|Segmentation fault|"
     r"WinError|Too many open files|received 0 items of ancdata|shared memory|"
     r"error code: <1455>|timed out after|Fatal Python error)")
 #: a cheap first look: lines with none of these can only be hints or noise
 _INTERESTING = re.compile(
     r"Error|rror:|ERROR|Warning|Exception|Traceback|[Ff]ault|Fatal|Killed|killed|nexpected|"
-    r"terminate|dumped|memory|WinError|open files|ancdata|timed out|tokenizers|"
+    r"terminate|dumped|memory|oom|OOM|WinError|open files|ancdata|timed out|tokenizers|"
     r"Process|thread|<1455>|serializing|Bus error")
 #: IPython / Jupyter traceback header: a rule of dashes, then "Type   Traceback (...)"
 _IPY_RULE = re.compile(r"^-{20,}\s*$")
-_IPY_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)")
+_IPY_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)")
 _IPY_CELL = re.compile(r"^(?:Cell In ?\[(?P<cell>\d*)\], line (?P<line>\d+)"
                        r"|Input In ?\[(?P<cell2>\d*)\],? in .*?line:? (?P<line2>\d+)"
                        r"|(?P<ipi><ipython-input-[^>]+>) in (?P<func0>.*))")
@@ -124,7 +125,7 @@ def clean_parts(raw):
             continue
         part = _clean_one(part)
         at = part.find(_TB_TEXT)
-        if at > 0 and part[:at].strip() and "Original " not in part[max(0, at - 9):at]:
+        if at > 0 and part[:at].strip() and not part[:at].rstrip().endswith((":", "Original")):
             out.append(part[:at])
             part = part[at:]
         out.append(part)
@@ -163,7 +164,6 @@ class LogParser:
         self._phase = None
         self._who = None       # the process/thread header seen just before a traceback
         self._ipy_type = None
-        self._after_rule = False
 
     # -- input -------------------------------------------------------------
     def feed(self, raw):
@@ -208,16 +208,14 @@ class LogParser:
             self._begin("traceback", [_TB_TEXT])
             self._phase = "frames"
             return
-        if self._after_rule:
-            self._after_rule = False
+        if _IPY_RULE.match(stripped):
+            return
+        if "Traceback (most recent call last)" in stripped:
             head = _IPY_HEAD.match(stripped)
             if head:
                 self._begin("ipython", [_TB_TEXT])
                 self._ipy_type = head["type"].rsplit(".", 1)[-1]
                 return
-        if _IPY_RULE.match(stripped):
-            self._after_rule = True
-            return
         if stripped in _CAUSE:
             self._chained = True
             return
@@ -530,7 +528,7 @@ def _token(text, at):
     """The word (a path, usually) around position ``at``."""
     start = max(text.rfind(" ", 0, at), text.rfind('"', 0, at)) + 1
     ends = [i for i in (text.find(" ", at + 1), text.find('"', at + 1)) if i >= 0]
-    return text[start:min(ends) if ends else len(text)][:160]
+    return text[start:min(ends) if ends else len(text)].strip("\"'(")[:160]
 
 
 def _is_symptom(item):
