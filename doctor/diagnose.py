@@ -20,6 +20,13 @@ _SECONDARY = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107", "DLW10
               "DLW109", "DLW111")
 _LIBRARY = re.compile(r"([\\/](site|dist)-packages[\\/]|[\\/]lib[\\/]python\d|"
                       r"[\\/]Lib[\\/]|\\lib\\|^<|^~[\\/].*[\\/]lib[\\/])")
+#: the doctor's own frames (its agent runs inside the target) are never the user's
+_OWN = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+             for m in (__import__("doctor"), __import__("flake8_dlworker")))
+
+
+def is_library(path):
+    return bool(_LIBRARY.search(path)) or os.path.abspath(path).startswith(_OWN)
 
 
 @dataclass
@@ -81,7 +88,7 @@ def _static(ev, code):
 def user_frame(exc):
     """The innermost frame of the user's own code in an exception (not a library's)."""
     for frame in reversed(exc.frames if exc else []):
-        if not _LIBRARY.search(frame.path):
+        if not is_library(frame.path):
             return frame
     return None
 
@@ -281,6 +288,8 @@ def dlw202(ev):
         used = ev.host.get("shm_used_gb")
         diag.evidence.append("/dev/shm: %.2f GiB%s" % (
             shm, "" if used is None else ", %.2f GiB in use at the end" % used))
+    if worker is not None:
+        return _at_loader(diag, ev, worker)
     return _locate(diag, ev, found[0] if found else None)
 
 
@@ -311,8 +320,41 @@ def dlw203(ev):
 def _crash_stack(ev):
     for stack in ev.stacks:
         if stack.startswith("Fatal Python error"):
-            return stack
+            return _user_thread(stack) or stack
     return None
+
+
+def _user_thread(stack, in_worker=False):
+    """Of a faulthandler dump, the first thread block that runs the user's code
+    (in a DataLoader worker, if asked), without the list of extension modules."""
+    header = stack.split("\n", 1)[0] if stack.startswith("Fatal Python error") else None
+    blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", stack)
+    for block in blocks:
+        block = block.split("\nExtension modules:", 1)[0].strip()
+        if not block.startswith(("Current thread", "Thread")):
+            continue
+        if in_worker and "_worker_loop" not in block:
+            continue
+        if _user_fault_frame(block):
+            return (header + "\n" + block) if header else block
+    return None
+
+
+def _loader_of(ev, worker):
+    """The DataLoader record whose workers include ``worker``: where to lower them."""
+    for loader in ev.loaders:
+        if worker is not None and worker.pid in loader.get("pids", ()):
+            return loader
+    return ev.loaders[0] if len(ev.loaders) == 1 else None
+
+
+def _at_loader(diag, ev, worker):
+    loader = _loader_of(ev, worker)
+    if loader is not None and loader.get("line"):
+        diag.path, diag.line = loader["path"], loader["line"]
+        diag.evidence.append("the DataLoader made at %s:%d (num_workers=%s)" % (
+            relative(loader["path"]), loader["line"], loader.get("num_workers")))
+    return diag
 
 
 _FAULT_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+) in')
@@ -320,7 +362,7 @@ _FAULT_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+) in')
 
 def _user_fault_frame(stack):
     for match in _FAULT_FRAME.finditer(stack):  # most recent call first
-        if not _LIBRARY.search(match["path"]):
+        if not is_library(match["path"]):
             return match["path"], int(match["line"])
     return None
 
@@ -344,8 +386,8 @@ def dlw201(ev):
         tight = (worker.available_gb is not None and avail
                  and worker.available_gb < 0.05 * avail)
         diag = Diagnosis("DLW201", "certain" if tight else "likely", evidence)
-    else:
-        diag = Diagnosis("DLW201", "likely", [_first_line(found[1])])
+        return _at_loader(diag, ev, worker)
+    diag = Diagnosis("DLW201", "likely", [_first_line(found[1])])
     killer = _find(ev, r"Out of memory: Kill", r"oom[-_]kill", r"OOM Killed")
     if killer and killer[1] != found[1]:
         diag.confidence = "certain"  # the kernel or the scheduler says it was the OOM killer
@@ -436,11 +478,10 @@ def dlw206(ev):
         diag = Diagnosis("DLW206", "likely", [
             "the run made no progress and was ended after %gs (--timeout)" % (ev.timeout_s or 0)])
     for stack in ev.stacks:
-        if not stack.startswith("Fatal Python error"):
-            diag.evidence.append("a stuck process's stack:\n" + stack)
-            frame = _user_fault_frame(stack)
-            if frame and diag.path is None:
-                diag.path, diag.line = frame
+        block = _user_thread(stack, in_worker=True)
+        if block:
+            diag.evidence.append("the stuck worker's stack:\n" + block)
+            diag.path, diag.line = _user_fault_frame(block)
             break
     return diag if diag.path else _locate(diag, ev, found[0] if found else None)
 
@@ -452,6 +493,10 @@ def dlw110(ev):
         if match:
             diag = Diagnosis("DLW110", "certain", [warning.split(". ")[0] + "."])
             diag.evidence.append("num_workers=%s, usable CPUs: %s" % match.groups())
+            for loader in ev.loaders:
+                if str(loader.get("num_workers")) == match.group(1) and loader.get("line"):
+                    diag.path, diag.line = loader["path"], loader["line"]
+                    return diag
             return _locate(diag, ev)
     return None
 
@@ -510,6 +555,14 @@ def diagnose(ev):
             break
     if not found:
         found = generic(ev)
+    elif ev.source == "run":
+        for loader in ev.loaders:
+            if loader.get("overrode"):
+                found[0].evidence.append(
+                    "the DataLoader at %s:%s asked for multiprocessing_context=%r; the doctor "
+                    "forced %s, as on Windows and macOS" % (
+                        relative(loader["path"]), loader["line"], loader["overrode"],
+                        ev.start_method))
     codes = {d.code for d in found}
     for finding in ev.static:
         if finding["code"] in _SECONDARY and finding["code"] not in codes:

@@ -254,6 +254,10 @@ class Run:
         if limits:
             ev.host["nofile_limit"] = limits[-1]
         ev.loaders = [e for e in events if e.get("event") == "loader"]
+        by_key = {loader["key"]: loader for loader in ev.loaders}
+        for e in events:
+            if e.get("event") == "workers" and e.get("key") in by_key:
+                by_key[e["key"]].setdefault("pids", []).extend(e["pids"])
         ev.probe = [e for e in events if e.get("event") == "probe"]
         ev.workers = self._workers(events)
         ev.hints["elapsed_s"] = elapsed

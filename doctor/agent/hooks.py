@@ -17,7 +17,7 @@ import threading
 import time
 import weakref
 
-from doctor.agent import MAX_BATCHES, START_METHOD, emit
+from doctor.agent import EVENTS, MAX_BATCHES, START_METHOD, emit
 from doctor.agent import worker as agent_worker
 
 _TORCH_DIR = None
@@ -144,17 +144,17 @@ def _patch(dl):
 
     dl._MultiProcessingDataLoaderIter.__init__ = mp_iter_init
 
-    try_get = dl._MultiProcessingDataLoaderIter._try_get_data
+    get_data = dl._MultiProcessingDataLoaderIter._get_data
 
-    def _try_get_data(self, *args, **kwargs):
+    def _get_data(self, *args, **kwargs):
         try:
-            return try_get(self, *args, **kwargs)
-        except BaseException:
+            return get_data(self, *args, **kwargs)
+        except Exception:  # a dead worker or torch's own timeout
             _poll_exits()
             _ask_for_stacks(self)
             raise
 
-    dl._MultiProcessingDataLoaderIter._try_get_data = _try_get_data
+    dl._MultiProcessingDataLoaderIter._get_data = _get_data
 
     shutdown = dl._MultiProcessingDataLoaderIter._shutdown_workers
 
@@ -163,6 +163,18 @@ def _patch(dl):
         return shutdown(self)
 
     dl._MultiProcessingDataLoaderIter._shutdown_workers = _shutdown_workers
+
+    # torch's SIGCHLD handler raises at once, and its is_alive() checks then reap the
+    # worker: read the exit status first, without reaping (WNOWAIT)
+    from torch.utils.data._utils import signal_handling
+
+    real_check = signal_handling._error_if_any_worker_fails
+
+    def _error_if_any_worker_fails():
+        _poll_exits()
+        return real_check()
+
+    signal_handling._error_if_any_worker_fails = _error_if_any_worker_fails
 
 
 def _user_site():
@@ -258,9 +270,14 @@ def _ask_for_stacks(iterator):
     signum = agent_worker.DUMP_SIGNAL
     if signum is None:
         return
+    # a worker that has not reached its loop has no handler yet: SIGUSR2 would kill it
+    from doctor.evidence import read_events
+
+    ready = {e["pid"] for e in read_events(os.environ.get(EVENTS, ""))
+             if e.get("event") == "worker_start"}
     asked = False
     for w in getattr(iterator, "_workers", []):
-        if w.pid and w.exitcode is None:
+        if w.pid in ready and w.exitcode is None:
             try:
                 os.kill(w.pid, signum)
                 asked = True

@@ -24,8 +24,11 @@ def worker_loop(*args, **kwargs):
     real_set = signal_handling._set_worker_signal_handlers
 
     def set_handlers(*a, **k):
+        # faulthandler (on by PYTHONFAULTHANDLER) must be installed after torch's
+        # handlers to chain to them: it prints the Python stack, then torch its line.
+        # enable() does not reinstall when already on, hence disable() first.
+        faulthandler.disable()
         real_set(*a, **k)
-        # chain: faulthandler prints the Python stack, then torch's handler its line
         faulthandler.enable(all_threads=True)
 
     signal_handling._set_worker_signal_handlers = set_handlers
