@@ -1,0 +1,239 @@
+"""From diagnoses to patches, a re-run that proves them, and writing them.
+
+- :func:`propose`: each diagnosis whose file lies under the working directory gets
+  ``patch`` (a unified diff) from its maker; nothing is written.
+- :func:`verify`: the script's folder is copied to a temporary tree (Python files
+  copied, everything else linked), the fixed source written there, and the copy re-run
+  through :class:`doctor.supervisor.Run` with the same start method, a bounded
+  ``--max-batches`` and a timeout. ``verified`` is true only when the diagnosis' code
+  is gone and the run passed or was stopped after its batches.
+- :func:`apply`: writes verified patches (all with ``force``) in place, atomically,
+  keeping a backup next to the file; never outside the working directory.
+"""
+import os
+import shutil
+import sys
+import tempfile
+
+from doctor.patches import fixed_source, unified_diff
+
+_GIB = 1024 ** 3
+#: batches per loader in the re-run: enough to start every worker and load from it
+VERIFY_BATCHES = 2
+VERIFY_TIMEOUT_S = 120.0
+#: folders never copied for a re-run
+_SKIP = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules",
+         ".mypy_cache", ".pytest_cache", ".tox"}
+#: the test hook: seconds to wait between writing the new file and replacing the old
+PAUSE_ENV = "DLW_DOCTOR_APPLY_PAUSE"
+
+
+def under_cwd(path, cwd=None):
+    """True when ``path`` resolves to a file inside the working directory."""
+    cwd = os.path.realpath(cwd or os.getcwd())
+    real = os.path.realpath(path)
+    try:
+        return os.path.commonpath([cwd, real]) == cwd and real != cwd
+    except ValueError:  # another drive
+        return False
+
+
+def facts_for(code, ev):
+    """Runtime measurements a maker needs (DLW201: memory per worker and available)."""
+    if code != "DLW201" or ev is None:
+        return {}
+    peaks = [w.peak_rss_gb for w in ev.workers if w.peak_rss_gb]
+    workers = [l.get("num_workers") for l in ev.loaders if l.get("num_workers")]
+    facts = {}
+    if peaks:
+        facts["peak_rss_gb"] = max(peaks)
+    if workers:
+        facts["num_workers"] = max(workers)
+    try:
+        import psutil
+        # measured after the run ended: what the workers may share, the script's own aside
+        facts["available_gb"] = psutil.virtual_memory().available / _GIB
+    except Exception:
+        pass
+    return facts
+
+
+class Proposal:
+    """One diagnosis' fix: the file, its text before and after."""
+
+    def __init__(self, diag, path, before, after):
+        self.diag, self.path, self.before, self.after = diag, path, before, after
+
+
+def propose(ev, diagnoses, start_method="spawn", cwd=None):
+    """Set ``patch`` on every diagnosis that has a safe fix; the proposals, in order."""
+    proposals = []
+    seen = set()
+    for diag in diagnoses:
+        if not diag.path or not under_cwd(diag.path, cwd) or not diag.path.endswith(".py"):
+            continue
+        if (diag.code, diag.path) in seen:
+            continue
+        seen.add((diag.code, diag.path))
+        try:
+            with open(diag.path, "r", encoding="utf-8", newline="") as handle:
+                before = handle.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        rel = os.path.relpath(os.path.realpath(diag.path), os.path.realpath(cwd or os.getcwd()))
+        try:
+            after = fixed_source(diag.code, rel, before, diag.line, facts_for(diag.code, ev),
+                                 start_method)
+        except Exception:
+            if os.environ.get("DLW_DOCTOR_DEBUG"):
+                raise
+            after = None
+        if after is None:
+            continue
+        diag.patch = unified_diff(rel.replace(os.sep, "/"), before, after)
+        proposals.append(Proposal(diag, diag.path, before, after))
+    return proposals
+
+
+# -- verify ---------------------------------------------------------------------------
+
+def _copy_folder(src, dst):
+    """Python files copied (they may be patched), everything else linked (data)."""
+    def copy(s, d):
+        if s.endswith(".py"):
+            return shutil.copy2(s, d)
+        os.symlink(os.path.abspath(s), d)
+        return d
+    shutil.copytree(src, dst, symlinks=True, copy_function=copy,
+                    ignore=lambda folder, names: [n for n in names if n in _SKIP])
+
+
+def verify(proposal, target, start_method="spawn", max_batches=VERIFY_BATCHES,
+           timeout=VERIFY_TIMEOUT_S, cwd=None):
+    """Re-run a patched copy; sets ``verified`` and adds what the re-run showed."""
+    from doctor.diagnose import diagnose
+    from doctor.static import static_findings
+    from doctor.supervisor import Run
+
+    diag = proposal.diag
+    if not target or target[0] == "-m":
+        diag.verified = False
+        diag.evidence.append("not verified: re-runs are made for a SCRIPT, not -m MODULE")
+        return False
+    script = os.path.realpath(target[0])
+    folder = os.path.dirname(script)
+    patched = os.path.realpath(proposal.path)
+    if os.path.commonpath([folder, patched]) != folder:
+        diag.verified = False
+        diag.evidence.append("not verified: %s lies outside the script's folder" % proposal.path)
+        return False
+    with tempfile.TemporaryDirectory(prefix="dlw-verify-") as tmp:
+        copy = os.path.join(tmp, os.path.basename(folder) or "script")
+        _copy_folder(folder, copy)
+        copied_file = os.path.join(copy, os.path.relpath(patched, folder))
+        with open(copied_file, "w", encoding="utf-8", newline="") as handle:
+            handle.write(proposal.after)
+        copied_script = os.path.join(copy, os.path.relpath(script, folder))
+        with open(os.devnull, "w") as sink:
+            ev = Run([copied_script, *target[1:]], start_method=start_method,
+                     timeout=timeout, max_batches=max_batches, stdout=sink).run()
+        ev.static = static_findings(copied_file, start_method)
+        codes = sorted({d.code for d in diagnose(ev)})
+    gone = diag.code not in codes
+    ok = gone and ev.outcome in ("passed", "stopped")
+    diag.verified = ok
+    diag.evidence.append(
+        "re-run of the patched copy under %s (--max-batches %d, --timeout %gs): outcome %s, "
+        "exit code %s, %d batch(es); %s%s" % (
+            start_method, max_batches, timeout, ev.outcome, ev.exit_code,
+            ev.hints.get("batches", 0),
+            "%s is gone" % diag.code if gone else "%s is still there" % diag.code,
+            "; now diagnosed: %s" % ", ".join(codes) if codes else ""))
+    return ok
+
+
+# -- apply ----------------------------------------------------------------------------
+
+class ApplyError(Exception):
+    pass
+
+
+def backup_path(path):
+    candidate, n = path + ".orig", 2
+    while os.path.exists(candidate):
+        candidate = "%s.orig.%d" % (path, n)
+        n += 1
+    return candidate
+
+
+def write_atomic(path, text, mode_from=None):
+    """Replace ``path`` by ``text``: a temporary file in the same folder, then
+    ``os.replace``; an interruption before the replace leaves ``path`` as it was."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                               dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            shutil.copymode(mode_from or path, tmp)
+        except OSError:
+            pass
+        pause = os.environ.get(PAUSE_ENV)
+        if pause:
+            print("doctor: written %s, replacing %s" % (tmp, path), file=sys.stderr, flush=True)
+            import time
+            time.sleep(float(pause))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def apply(proposal, force=False, cwd=None):
+    """Write one proposal in place; returns the backup's path. Raises ApplyError."""
+    path = proposal.path
+    if not under_cwd(path, cwd):
+        raise ApplyError("%s lies outside the working directory; not written" % path)
+    if not (proposal.diag.verified or force):
+        raise ApplyError("%s: the %s patch was not verified; not written (--force writes it)"
+                         % (path, proposal.diag.code))
+    with open(path, "r", encoding="utf-8", newline="") as handle:
+        if handle.read() != proposal.before:
+            raise ApplyError("%s changed since it was read; not written" % path)
+    backup = backup_path(path)
+    write_atomic(backup, proposal.before, mode_from=path)
+    write_atomic(path, proposal.after)
+    return backup
+
+
+def run_all(ev, diagnoses, target=None, start_method="spawn", do_verify=False,
+            do_apply=False, force=False, out=None):
+    """The CLI's one call: propose, then verify and apply as asked; one line per write."""
+    out = out or sys.stderr
+    proposals = propose(ev, diagnoses, start_method)
+    if do_verify or (do_apply and not force):
+        for proposal in proposals:
+            verify(proposal, target, start_method)
+    failed = False
+    if do_apply:
+        for proposal in proposals:
+            try:
+                backup = apply(proposal, force)
+            except ApplyError as exc:
+                print("doctor: %s" % exc, file=out)
+                failed = True
+                continue
+            except OSError as exc:
+                print("doctor: %s: not written: %s" % (proposal.path, exc), file=out)
+                failed = True
+                continue
+            proposal.diag.evidence.append("patch written to %s; the original is kept in %s"
+                                          % (proposal.path, backup))
+            print("doctor: wrote %s (backup: %s)" % (proposal.path, backup), file=out)
+    return proposals, failed
