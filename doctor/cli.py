@@ -79,6 +79,13 @@ def run_parser():
                              "the script's own output goes to stderr")
     parser.add_argument("-m", dest="module", metavar="MODULE",
                         help="run a module as python -m does, in place of SCRIPT")
+    # patches (doctor.patches)
+    parser.add_argument("--verify", action="store_true",
+                        help="re-run a patched copy of the script to prove each patch")
+    parser.add_argument("--apply", action="store_true",
+                        help="write verified patches to the files, keeping a .orig backup")
+    parser.add_argument("--force", action="store_true",
+                        help="with --apply: write the patches that were not verified too")
     return parser
 
 
@@ -98,6 +105,8 @@ def check_parser():
     parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files to check")
     parser.add_argument("--start-method", choices=START_METHODS, default="spawn")
     parser.add_argument("--json", action="store_true", help="print the JSON report")
+    parser.add_argument("--diff", action="store_true",
+                        help="print only the findings' patches, as one unified diff")
     return parser
 
 
@@ -199,13 +208,20 @@ def cmd_run(options, target):
     else:
         path = target[0]
     check_script(path)
+    if options.force and not options.apply:
+        raise UsageError("--force only goes with --apply")
     stdout = sys.stderr if options.json else sys.stdout
     show_status = sys.stderr.isatty() and not options.json
     run = Run(target, start_method=options.start_method, timeout=options.timeout,
               max_batches=options.max_batches, stdout=stdout, show_status=show_status)
     ev = run.run()
     ev.static = static_findings(path, options.start_method)
-    return _report(ev, diagnose(ev), options.json)
+    diagnoses = diagnose(ev)
+    # patches: propose, verify, apply (doctor.patches.workflow)
+    from doctor.patches.workflow import run_all
+    run_all(ev, diagnoses, target, options.start_method, do_verify=options.verify,
+            do_apply=options.apply, force=options.force)
+    return _report(ev, diagnoses, options.json)
 
 
 def _report(ev, diagnoses, as_json):
@@ -238,4 +254,12 @@ def cmd_check(options):
                   start_method=options.start_method, outcome="passed")
     for path in options.paths:
         ev.static.extend(static_findings(path, options.start_method))
-    return _report(ev, diagnose(ev), options.json)
+    diagnoses = diagnose(ev)
+    # patches, proposed only: check runs nothing and writes nothing (doctor.patches)
+    from doctor.patches.workflow import propose
+    propose(ev, diagnoses, options.start_method)
+    if options.diff:
+        sys.stdout.write("".join(d.patch for d in diagnoses if d.patch))
+        sys.stdout.flush()
+        return 1 if diagnoses else 0
+    return _report(ev, diagnoses, options.json)
