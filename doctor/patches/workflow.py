@@ -166,7 +166,7 @@ def backup_path(path):
     return candidate
 
 
-def write_atomic(path, text, mode_from=None):
+def write_atomic(path, text, mode_from=None, pause_hook=False):
     """Replace ``path`` by ``text``: a temporary file in the same folder, then
     ``os.replace``; an interruption before the replace leaves ``path`` as it was."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -181,7 +181,7 @@ def write_atomic(path, text, mode_from=None):
             shutil.copymode(mode_from or path, tmp)
         except OSError:
             pass
-        pause = os.environ.get(PAUSE_ENV)
+        pause = pause_hook and os.environ.get(PAUSE_ENV)
         if pause:
             print("doctor: written %s, replacing %s" % (tmp, path), file=sys.stderr, flush=True)
             import time
@@ -208,7 +208,7 @@ def apply(proposal, force=False, cwd=None):
             raise ApplyError("%s changed since it was read; not written" % path)
     backup = backup_path(path)
     write_atomic(backup, proposal.before, mode_from=path)
-    write_atomic(path, proposal.after)
+    write_atomic(path, proposal.after, pause_hook=True)
     return backup
 
 

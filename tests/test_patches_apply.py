@@ -1,0 +1,157 @@
+"""--verify, --apply and check --diff: real runs, real files, a real interrupted write."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from doctor.diagnose import Diagnosis
+from doctor.patches import workflow
+from fixture_markers import FIXTURES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def _doctor(args, cwd, **env):
+    return subprocess.run([sys.executable, "-m", "doctor", *args], cwd=cwd, text=True,
+                          capture_output=True, env=_env(**env), timeout=300)
+
+
+def _proposal(folder, name="train.py", fixture="dlw102_collate.py"):
+    path = folder / name
+    shutil.copy(FIXTURES / fixture, path)
+    before = path.read_text()
+    diag = Diagnosis("DLW102", "certain", path=str(path), line=8)
+    (proposal,) = workflow.propose(None, [diag], cwd=str(folder))
+    return proposal, before
+
+
+def test_interrupted_apply_leaves_the_original_intact(tmp_path):
+    """SIGKILL between writing the new text and replacing the file: the file is as it was."""
+    script = textwrap.dedent('''
+        import os, sys
+        from doctor.diagnose import Diagnosis
+        from doctor.patches import workflow
+        diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
+        (proposal,) = workflow.propose(None, [diag])
+        workflow.apply(proposal, force=True)
+        print("replaced", flush=True)
+    ''')
+    shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
+    before = (tmp_path / "train.py").read_bytes()
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=_env(**{workflow.PAUSE_ENV: "60"}))
+    try:
+        line = proc.stderr.readline()  # printed once the new text is on disk
+        assert "written" in line and "replacing" in line, line + proc.stderr.read()
+        temp = line.split("written ", 1)[1].split(", replacing")[0]
+        assert Path(temp).read_text() != before.decode()  # the new text really is there
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    assert (tmp_path / "train.py").read_bytes() == before
+    assert (tmp_path / "train.py.orig").read_bytes() == before
+
+
+def test_apply_without_interruption_writes_and_keeps_a_backup(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    proposal, before = _proposal(tmp_path)
+    backup = workflow.apply(proposal, force=True)
+    assert Path(backup).read_text() == before
+    assert (tmp_path / "train.py").read_text() == proposal.after
+    assert os.stat(backup).st_mode == os.stat(tmp_path / "train.py").st_mode
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    # a second backup never overwrites the first
+    assert workflow.backup_path(str(tmp_path / "train.py")).endswith(".orig.2")
+
+
+def test_apply_refuses_unverified_outside_and_changed(tmp_path, monkeypatch):
+    inside = tmp_path / "work"
+    inside.mkdir()
+    monkeypatch.chdir(inside)
+    proposal, before = _proposal(inside)
+    with pytest.raises(workflow.ApplyError, match="not verified"):
+        workflow.apply(proposal)
+    (inside / "train.py").write_text(before + "# edited\n")
+    with pytest.raises(workflow.ApplyError, match="changed since"):
+        workflow.apply(proposal, force=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.copy(FIXTURES / "dlw102_collate.py", outside / "train.py")
+    proposal.path = str(outside / "train.py")
+    with pytest.raises(workflow.ApplyError, match="outside the working directory"):
+        workflow.apply(proposal, force=True)
+    assert (outside / "train.py").read_text() == before
+    assert not list(outside.glob("*.orig*"))
+
+
+def test_verify_then_apply_through_the_cli(tmp_path):
+    """--verify proves the patch and writes nothing; --apply writes it, with a backup."""
+    shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
+    before = (tmp_path / "train.py").read_text()
+    started = time.monotonic()
+    run = _doctor(["--json", "--max-batches", "2", "--timeout", "120", "--verify", "train.py"],
+                  tmp_path)
+    report = json.loads(run.stdout)
+    (diag,) = report["diagnoses"]
+    assert (diag["code"], diag["verified"]) == ("DLW102", True), run.stderr[-3000:]
+    assert diag["patch"].startswith("--- a/train.py\n+++ b/train.py\n")
+    assert any("re-run of the patched copy under spawn" in e and "DLW102 is gone" in e
+               for e in diag["evidence"])
+    assert (tmp_path / "train.py").read_text() == before  # --verify writes nothing
+    assert not list(tmp_path.glob("*.orig*"))
+
+    run = _doctor(["--json", "--max-batches", "2", "--timeout", "120", "--apply", "train.py"],
+                  tmp_path)
+    (diag,) = json.loads(run.stdout)["diagnoses"]
+    assert diag["verified"] is True
+    assert "doctor: wrote train.py (backup: train.py.orig)" in run.stderr
+    assert (tmp_path / "train.py.orig").read_text() == before
+    assert "_collate" in (tmp_path / "train.py").read_text()
+    assert time.monotonic() - started < 240
+
+
+def test_force_needs_apply(tmp_path):
+    shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
+    run = _doctor(["--force", "train.py"], tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip() == "doctor: error: --force only goes with --apply"
+
+
+def test_check_diff_prints_patches_that_apply(tmp_path):
+    names = ["dlw101_loop.py", "dlw103_nested_collate.py", "dlw106_persistent.py",
+             "clean_good_script.py"]
+    for name in names:
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    run = _doctor(["check", "--diff", *names], tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.count("--- a/") == 3
+    assert "clean_good_script.py" not in run.stdout
+    done = subprocess.run(["patch", "-p1", "--forward", "--no-backup-if-mismatch"],
+                          input=run.stdout, text=True, cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    again = _doctor(["check", "--diff", *names], tmp_path)
+    assert (again.returncode, again.stdout) == (0, "")
+
+
+def test_check_diff_without_findings_prints_nothing(tmp_path):
+    shutil.copy(FIXTURES / "clean_good_script.py", tmp_path / "clean.py")
+    run = _doctor(["check", "--diff", "clean.py"], tmp_path)
+    assert (run.returncode, run.stdout) == (0, "")
