@@ -96,11 +96,14 @@ def _encoding(chunk):
     sample = chunk[:8192]
     zeros = sample.count(0)
     if zeros > len(sample) * 0.3:
-        # UTF-16 without a byte-order mark: every other byte is NUL
-        if len(sample) > 16 and sample[1::2].count(0) > len(sample) * 0.45:
-            return "utf-16-le"
-        if len(sample) > 16 and sample[0::2].count(0) > len(sample) * 0.45:
-            return "utf-16-be"
+        # UTF-16 without a byte-order mark: every other byte is NUL, the others are text
+        half = len(sample) // 2
+        if half > 8:
+            for zeros, text, name in ((sample[1::2], sample[0::2], "utf-16-le"),
+                                      (sample[0::2], sample[1::2], "utf-16-be")):
+                if zeros.count(0) > half * 0.9 and sum(
+                        1 for b in text if 32 <= b < 127 or b in (9, 10, 13)) > half * 0.9:
+                    return name
         return None
     # control bytes other than whitespace, ESC and the NUL torch writes after ERROR lines
     bad = sum(1 for b in sample if b < 32 and b not in (8, 9, 10, 12, 13, 27, 0))

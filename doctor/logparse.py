@@ -513,7 +513,7 @@ class LogParser:
                         return True
                 # a spawned child's failure: the child's own frames never name the
                 # DataLoader that started it
-                if item.process == "child" and not _is_symptom(item):
+                if item.process == "child" and (self.torch_seen or not _is_symptom(item)):
                     return True
         return any(_DATALOADER.search(text) or "killed by signal" in text
                    for text in crash["lines"])

@@ -1,0 +1,243 @@
+"""``python -m doctor explain`` on real-looking logs, through the real CLI in a subprocess.
+
+Every file in tests/logs/ names its expected outcome before the double underscore:
+
+- ``dlwNNN__...``: exit 1 and DLWNNN is the root cause (the first diagnosis);
+- ``generic__...``: exit 1, the log holds only a generic symptom, so the likely causes
+  are listed, every one ``possible``, with the command to run next;
+- ``none__...``: exit 0, no diagnosis (no DataLoader failure in the log).
+
+EXTRA holds what some logs must also show (the user's frame, confidence, evidence).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOGS = os.path.join(ROOT, "tests", "logs")
+ALL_LOGS = sorted(f for f in os.listdir(LOGS) if f.endswith(".log"))
+
+
+def explain(*args, stdin=None, cwd=ROOT, **kwargs):
+    return subprocess.run([sys.executable, "-m", "doctor", "explain", *args],
+                          cwd=cwd, input=stdin, capture_output=True, timeout=120, **kwargs)
+
+
+def expected(name):
+    return name.split("__", 1)[0]
+
+
+#: name -> {field: value}; "evidence" is a substring some evidence line must contain
+EXTRA = {
+    "dlw102__linux_py314_forkserver_picklingerror_notes.log": {
+        "path": "/srv/app/train.py", "line": 63,
+        "evidence": "reached from collate_fn (item 6 of the worker's arguments)"},
+    "dlw103__linux_py314_local_class.log": {
+        "evidence": "reached from the dataset (item 1 of the worker's arguments)"},
+    "dlw102__user_file_exists_here_static_sharpens.log": {
+        "path": "fixtures/dlw102_collate.py", "line": 8, "confidence": "certain"},
+    "dlw101__win_py38_bootstrap_then_brokenpipe.log": {
+        "path": "D:\\work\\cifar\\cifar10_tutorial.py", "line": 53, "confidence": "certain"},
+    "dlw101__linux_py311_spawn_rank_prefix_exit_code1.log": {
+        "path": "/workspace/ddp_train.py", "line": 64},
+    "dlw101__macos_py313_ansi_colour.log": {"path": "/Users/jo/dev/vae/train_vae.py"},
+    "dlw104__linux_py311_mp_main_exit_code1.log": {"path": "/home/ana/proj/train.py"},
+    "dlw205__linux_keyerror_worker1_timestamps.log": {
+        "path": "/home/sam/asr/data.py", "line": 57,
+        "evidence": "worker 1 raised KeyError: 'spk_0412'"},
+    "dlw205__linux_torch10_reraised_worker_traceback.log": {
+        "path": "/home/yu/proj/cub/datasets.py", "line": 44},
+    "dlw205__win_tqdm_bar_glued_to_traceback.log": {
+        "path": "C:\\Users\\Ama\\yolo\\utils\\datasets.py", "line": 412,
+        "evidence": "worker 3 raised FileNotFoundError"},
+    "dlw205__linux_truncated_inside_original_traceback.log": {
+        "path": "/home/sam/asr/data.py", "evidence": "cut short"},
+    "dlw205__multi_crash_first_specific_wins.log": {
+        "evidence": "the log holds 2 crashes", "also": "DLW201"},
+    "dlw202__multi_generic_then_bus_error.log": {"evidence": "the log holds 2 crashes"},
+    "dlw202__linux_docker_bus_error_nul.log": {"path": "/home/ana/proj/train.py", "line": 41},
+    "dlw201__linux_slurm_oom_killed.log": {
+        "confidence": "certain", "evidence": "oom_kill event"},
+    "dlw207__win_1455_cudnn_eight_workers.log": {
+        "evidence": "8 workers + the main process = 9 x 1.0-2.0 GB = 9-18 GB"},
+    "dlw207__win_1455_chinese_utf16_powershell.log": {
+        "evidence": "loading caffe2_detectron_ops_gpu.dll"},
+    "dlw107__linux_cuda_forked_worker.log": {
+        "path": "/home/ana/proj/gpu_aug.py", "line": 21, "confidence": "certain"},
+    "dlw102__ddp_two_ranks_same_crash.log": {"count": 1},
+    "generic__win_jupyter_cell_exited_unexpectedly.log": {"also": "DLW207"},
+    "generic__linux_exited_unexpectedly_exit_code_only.log": {
+        "evidence": "python -m doctor /home/ana/proj/train.py"},
+}
+
+
+def test_enough_logs_across_platforms_and_outcomes():
+    assert len(ALL_LOGS) >= 30
+    kinds = {expected(n) for n in ALL_LOGS}
+    assert {"none", "generic"} <= kinds
+    assert len([k for k in kinds if k.startswith("dlw")]) >= 14
+    for platform in ("win", "linux", "macos", "jupyter"):
+        assert any("_%s_" % platform in n or "__%s" % platform in n for n in ALL_LOGS), platform
+    assert set(EXTRA) <= set(ALL_LOGS)
+
+
+@pytest.mark.parametrize("name", ALL_LOGS)
+def test_log(name):
+    result = explain("--json", os.path.join("tests", "logs", name))
+    assert result.stderr.decode("utf-8", "replace").count("Traceback") == 0, result.stderr
+    report = json.loads(result.stdout)
+    diagnoses = report["diagnoses"]
+    codes = [d["code"] for d in diagnoses]
+    want = expected(name)
+    if want == "none":
+        assert result.returncode == 0, codes
+        assert diagnoses == []
+        return
+    assert result.returncode == 1, result.stderr
+    assert diagnoses, "no diagnosis"
+    if want == "generic":
+        assert len(diagnoses) >= 5
+        for diag in diagnoses:
+            assert diag["confidence"] == "possible"
+            assert any("only the generic symptom" in e for e in diag["evidence"])
+            assert any("python -m doctor " in e for e in diag["evidence"])
+    else:
+        assert codes[0] == want.upper(), codes
+    extra = EXTRA.get(name, {})
+    root = diagnoses[0]
+    for field in ("path", "line", "confidence"):
+        if field in extra:
+            assert root[field] == extra[field], (field, root[field])
+    if "evidence" in extra:
+        assert any(extra["evidence"] in e for e in root["evidence"]), root["evidence"]
+    if "also" in extra:
+        assert extra["also"] in codes[1:], codes
+    if "count" in extra:
+        assert len(diagnoses) == extra["count"], codes
+
+
+def test_terminal_report_names_root_cause_and_says_how_many_crashes():
+    result = explain(os.path.join("tests", "logs", "dlw205__multi_crash_first_specific_wins.log"))
+    out = result.stdout.decode()
+    assert result.returncode == 1
+    assert "DLW205" in out and "[root cause, certain]" in out
+    assert "DLW201" in out and "also found" in out
+    assert "the log holds 2 crashes" in out
+
+
+def test_negative_says_so_in_words():
+    result = explain(os.path.join("tests", "logs", "none__linux_zerodivision_in_metrics.log"))
+    out = result.stdout.decode()
+    assert result.returncode == 0
+    assert "No DataLoader worker problem found." in out
+    assert "not a DataLoader failure: ZeroDivisionError: division by zero" in out
+
+
+def test_stdin_dash():
+    with open(os.path.join(LOGS, "dlw108__linux_py311_textiowrapper.log"), "rb") as handle:
+        data = handle.read()
+    result = explain("--json", "-", stdin=data)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["diagnoses"][0]["code"] == "DLW108"
+
+
+def test_runs_nothing_from_the_log(tmp_path):
+    """A log that names a script and a command: explain reads, never executes."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "evil.py"
+    script.write_text("open(%r, 'w').write('x')\n" % str(marker))
+    log = tmp_path / "crash.log"
+    log.write_text("$ python %s\nTraceback (most recent call last):\n"
+                   '  File "%s", line 1, in <module>\n'
+                   "    open(...)\nRuntimeError: DataLoader worker (pid(s) 1) exited unexpectedly\n"
+                   % (script, script))
+    result = explain(str(log))
+    assert result.returncode == 1
+    assert not marker.exists()
+
+
+# -- bad input: one line on stderr, exit 2, nothing on stdout ----------------------------
+
+def _bad(result, words):
+    err = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 2, (result.returncode, err)
+    assert result.stdout == b""
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    assert words in err, err
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_missing_file(tmp_path, json_flag):
+    _bad(explain(*json_flag, str(tmp_path / "nope.log")), "no such file")
+
+
+def test_empty_file(tmp_path):
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    _bad(explain(str(empty)), "the log is empty")
+    blank = tmp_path / "blank.log"
+    blank.write_bytes(b"\r\n  \n\t\n")
+    _bad(explain(str(blank)), "the log is empty")
+
+
+def test_empty_stdin():
+    _bad(explain("-", stdin=b""), "the log is empty")
+
+
+@pytest.mark.parametrize("data", [
+    bytes(range(256)) * 64,                                        # arbitrary bytes
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(4000),         # an image
+    b"\x1f\x8b\x08\x00" + bytes(range(1, 32)) * 200,               # a gzipped log
+    b"\x7fELF\x02\x01\x01" + bytes(3000),                          # an executable
+], ids=["random", "png", "gzip", "elf"])
+def test_binary_file(tmp_path, data):
+    path = tmp_path / "crash.log"
+    path.write_bytes(data)
+    _bad(explain(str(path)), "binary")
+
+
+def test_directory(tmp_path):
+    _bad(explain(str(tmp_path)), "is a directory")
+
+
+def test_unreadable_by_permissions(tmp_path):
+    """chmod 000.  Root reads anything through CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH, so as
+    root the CLI runs with those two capabilities dropped (setpriv), as an ordinary user
+    would; without setpriv the test cannot make the file unreadable and says so."""
+    path = tmp_path / "secret.log"
+    path.write_text("RuntimeError: DataLoader worker (pid(s) 1) exited unexpectedly\n")
+    path.chmod(0)
+    command = [sys.executable, "-m", "doctor", "explain", str(path)]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root and no setpriv to drop CAP_DAC_OVERRIDE")
+        caps = "-dac_override,-dac_read_search"
+        command = [setpriv, "--inh-caps=" + caps, "--bounding-set=" + caps] + command
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120)
+    _bad(result, "cannot read: Permission denied")
+
+
+def test_read_error_after_open():
+    """A file that opens but fails to read (EIO): /proc/self/mem at offset 0."""
+    if not os.path.exists("/proc/self/mem"):
+        pytest.skip("no /proc here")
+    _bad(explain("/proc/self/mem"), "cannot read")
+
+
+def test_not_a_regular_file():
+    if not os.path.exists("/dev/null"):
+        pytest.skip("no /dev/null here")
+    _bad(explain("/dev/null"), "not a regular file")
+
+
+def test_bad_usage():
+    result = subprocess.run([sys.executable, "-m", "doctor", "explain"], cwd=ROOT,
+                            capture_output=True, timeout=60)
+    assert result.returncode == 2
+    assert len(result.stderr.decode().strip().splitlines()) == 1
