@@ -746,3 +746,99 @@ _HANDLE_TYPES = (
     ("mmap", ("mmap",), "memory map"),
     ("select", ("epoll", "poll", "kqueue", "devpoll"), "poll object"),
 )
+
+
+# --- what a worker sees of the dataset's random generators (DLW111) ----------------
+
+class WorkerRandomProbe:
+    """A ``worker_init_fn`` that runs the loader's own, then reports the dataset's generators.
+
+    The pytest plugin sets it on its copy of a loader.  In each worker, after the
+    user's ``worker_init_fn`` (which may reseed them), it finds the random
+    generators kept on the dataset (``random.Random``, numpy ``Generator`` and
+    ``RandomState``, ``torch.Generator``) and draws one number from a copy of each,
+    leaving the generator itself untouched; ``queue`` carries
+    ``(worker_id, pid, [(path, type, number)])`` back to the main process.  With
+    ``stack_path``, SIGUSR1 makes the worker append its stack there (faulthandler).
+    """
+
+    def __init__(self, init_fn, queue, stack_path=None):
+        self.init_fn = init_fn
+        self.queue = queue
+        self.stack_path = stack_path
+
+    def __call__(self, worker_id):
+        if self.init_fn is not None:
+            self.init_fn(worker_id)
+        if self.stack_path:  # a stuck worker's stack, on request (the plugin asks on timeout)
+            try:
+                import faulthandler
+                import signal
+
+                stacks = open(self.stack_path, "a")  # faulthandler keeps it open
+                faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=True)
+            except (AttributeError, ValueError, OSError, RuntimeError):
+                pass  # no SIGUSR1 here (Windows)
+        try:
+            from torch.utils.data import get_worker_info
+
+            info = get_worker_info()
+            draws = [(path, _qualified(type(rng)), _draw(rng))
+                     for path, rng in random_generators(info.dataset, "dataset")]
+        except Exception as exc:  # the probe must never break the user's worker
+            draws = [("<probe>", "error", repr(exc))]
+        self.queue.put((worker_id, os.getpid(), draws))
+
+
+def random_generators(root, name, max_depth=4, max_objects=5000):
+    """``(path, generator)`` for the random generators kept in ``root``'s attributes."""
+    import random
+
+    kinds = [random.Random]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        kinds += [numpy.random.Generator, numpy.random.RandomState]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        kinds.append(torch.Generator)
+    kinds = tuple(kinds)
+    opaque = (type, types.ModuleType, types.FunctionType, types.MethodType, io.IOBase)
+    found, seen = [], set()
+    queue = [(root, name, 0)]
+    while queue and len(seen) < max_objects:
+        obj, path, depth = queue.pop(0)
+        if id(obj) in seen or type(obj) in _ATOMIC or isinstance(obj, opaque):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, kinds):
+            if not isinstance(obj, random.SystemRandom):  # no state: nothing to copy
+                found.append((path, obj))
+            continue
+        if depth >= max_depth:
+            continue
+        if type(obj) is dict:
+            items = [("%s[%r]" % (path, k), v) for k, v in list(obj.items())[:1000]]
+        elif type(obj) in (list, tuple):
+            items = [("%s[%d]" % (path, i), v) for i, v in enumerate(obj[:1000])]
+        else:
+            try:
+                attrs = object.__getattribute__(obj, "__dict__")
+            except AttributeError:
+                continue
+            if not isinstance(attrs, dict):
+                continue
+            items = [("%s.%s" % (path, k), v) for k, v in attrs.items() if isinstance(k, str)]
+        queue.extend((v, p, depth + 1) for p, v in items)
+    return found
+
+
+def _draw(rng):
+    """One number from a copy of ``rng``: what the generator itself will draw next."""
+    import copy
+
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(rng, torch.Generator):
+        twin = torch.Generator(device=rng.device)
+        twin.set_state(rng.get_state())
+        return torch.rand(1, generator=twin, device=rng.device).item()
+    return float(copy.deepcopy(rng).random())
