@@ -220,7 +220,8 @@ def cmd_run(options, target):
     # patches: propose, verify, apply (doctor.patches.workflow)
     from doctor.patches.workflow import run_all
     run_all(ev, diagnoses, target, options.start_method, do_verify=options.verify,
-            do_apply=options.apply, force=options.force)
+            do_apply=options.apply, force=options.force, max_batches=options.max_batches,
+            timeout=options.timeout)
     return _report(ev, diagnoses, options.json)
 
 

@@ -290,11 +290,22 @@ def has_plain_import(module, top):
     return False
 
 
-def add_import(module, line):
+def add_import(module, line, last=False):
     """The module with ``line`` (an import statement) placed before its first
-    import that is not ``from __future__``; the comments above that import stay on top."""
+    import that is not ``from __future__`` (the comments above that import stay on top),
+    or with ``last`` right after the last import of the leading block."""
     new = cst.parse_statement(line + "\n")
     body = list(module.body)
+    if last:
+        end = None
+        for i, stmt in enumerate(body):
+            if is_import(stmt):
+                end = i
+            elif not is_docstring(stmt):
+                break
+        if end is not None:
+            body.insert(end + 1, new)
+            return module.with_changes(body=body)
     for i, stmt in enumerate(body):
         if is_import(stmt) and not (isinstance(stmt.body[0], cst.ImportFrom)
                                     and dotted(stmt.body[0].module) == "__future__"):

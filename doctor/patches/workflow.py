@@ -18,7 +18,9 @@ import tempfile
 from doctor.patches import fixed_source, unified_diff
 
 _GIB = 1024 ** 3
-#: batches per loader in the re-run: enough to start every worker and load from it
+#: batches per loader in the re-run beyond those the first run delivered before it
+#: crashed: enough to start every worker and load from it, and to pass the point where
+#: the first run died (a crash that needs many batches, such as DLW204, is reached)
 VERIFY_BATCHES = 2
 VERIFY_TIMEOUT_S = 120.0
 #: folders never copied for a re-run
@@ -212,14 +214,22 @@ def apply(proposal, force=False, cwd=None):
     return backup
 
 
+def verify_batches(ev, max_batches=None):
+    """The re-run's --max-batches: the user's, else past the point the first run reached."""
+    if max_batches:
+        return max_batches
+    return VERIFY_BATCHES + int((ev.hints.get("batches") if ev is not None else 0) or 0)
+
+
 def run_all(ev, diagnoses, target=None, start_method="spawn", do_verify=False,
-            do_apply=False, force=False, out=None):
+            do_apply=False, force=False, out=None, max_batches=None, timeout=None):
     """The CLI's one call: propose, then verify and apply as asked; one line per write."""
     out = out or sys.stderr
     proposals = propose(ev, diagnoses, start_method)
     if do_verify or (do_apply and not force):
         for proposal in proposals:
-            verify(proposal, target, start_method)
+            verify(proposal, target, start_method, verify_batches(ev, max_batches),
+                   timeout or VERIFY_TIMEOUT_S)
     failed = False
     if do_apply:
         for proposal in proposals:
