@@ -27,12 +27,12 @@ _NEUTRAL_BASES = frozenset(("typing.Generic", "typing.Protocol", "abc.ABC"))
 class DatasetClass:
     """A class defined in this module whose instance a loader sends to its workers."""
 
-    __slots__ = ("node", "scope", "ctor")
+    __slots__ = ("node", "ctor", "ctor_scope")
 
-    def __init__(self, node, scope, ctor):
-        self.node = node    # the ClassDef
-        self.scope = scope  # the scope its name was bound in
-        self.ctor = ctor    # the constructor Call the loader's dataset came from, or None
+    def __init__(self, node, ctor, ctor_scope):
+        self.node = node              # the ClassDef
+        self.ctor = ctor              # the constructor Call the dataset came from
+        self.ctor_scope = ctor_scope  # the scope the constructor's arguments resolve in
 
 
 def dataset_classes(call, scope, facts):
@@ -40,8 +40,13 @@ def dataset_classes(call, scope, facts):
     node = argument(call, "dataset")
     if node is None:
         return []
+    return dataset_classes_of(value_of(node), scope, facts)
+
+
+def dataset_classes_of(expr, scope, facts):
+    """The module classes an expression is (or is bound to) an instance of."""
     found = []
-    _instances(value_of(node), scope, facts, 0, found, set())
+    _instances(expr, scope, facts, 0, found, set())
     return found
 
 
@@ -54,7 +59,7 @@ def _instances(expr, scope, facts, depth, found, seen):
         if isinstance(func, ast.Name):
             for binding in facts.lookup(func.id, scope):
                 if isinstance(binding.value, ast.ClassDef):
-                    found.append(DatasetClass(binding.value, binding.scope, expr))
+                    found.append(DatasetClass(binding.value, expr, scope))
         qualname = facts.qualname(func, scope)
         if qualname and qualname.startswith(_WRAPPER_PREFIX):
             for arg in expr.args:  # Subset(ds, idx), ConcatDataset([a, b])
@@ -263,7 +268,7 @@ def transforms(dataset, facts):
     found = []
     if dataset.ctor is not None:
         for arg in list(dataset.ctor.args) + [kw.value for kw in dataset.ctor.keywords]:
-            found.extend(callables(arg, dataset.scope, facts))
+            found.extend(callables(arg, dataset.ctor_scope, facts))
     for _attr, value, init, _cls in init_assigns(dataset.node, facts):
         init_scope = facts.scopes.get(init)
         if init_scope is not None and isinstance(value, (ast.Call, ast.List, ast.Tuple)):

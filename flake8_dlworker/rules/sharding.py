@@ -25,7 +25,14 @@ SHARDING = frozenset((
 ))
 
 
+#: calls that return a stream which splits itself across workers (Hugging Face
+#: streaming datasets shard by get_worker_info() inside their own __iter__)
+SELF_SHARDING_SOURCES = frozenset(("load_dataset",))
+_MAX_DEPTH = 4
+
+
 def check(loaders, facts):
+    seen = set()
     for call, scope in loaders:
         workers = worker_count(call, scope, facts)
         if workers is not None and workers < 2:
@@ -37,8 +44,11 @@ def check(loaders, facts):
         for dataset in datasets.dataset_classes(call, scope, facts):
             if _unsharded(dataset, facts):
                 at = value_of(argument(call, "dataset"))
-                yield Finding(at.lineno, at.col_offset, CODE,
-                              RULES[CODE].message.format(name=dataset.node.name))
+                finding = Finding(at.lineno, at.col_offset, CODE,
+                                  RULES[CODE].message.format(name=dataset.node.name))
+                if finding not in seen:
+                    seen.add(finding)
+                    yield finding
 
 
 def _unsharded(dataset, facts):
@@ -51,4 +61,38 @@ def _unsharded(dataset, facts):
     if hit is None:
         return False
     chain = datasets.reachable(datasets.dataset_worker_methods(dataset, facts), facts)
-    return not datasets.mentions(chain, SHARDING)
+    if datasets.mentions(chain, SHARDING):
+        return False
+    return not _given_a_sharded_source(dataset, facts)
+
+
+def _given_a_sharded_source(dataset, facts):
+    """The dataset wraps a stream it was given, and that stream shards itself: an
+    instance of a module class whose own __iter__ shards, or a value built with a
+    sharding helper (``split_dataset_by_node(...)``, ``load_dataset(..., streaming=True)``)."""
+    if dataset.ctor is None:
+        return False
+    args = list(dataset.ctor.args) + [kw.value for kw in dataset.ctor.keywords]
+    for arg in args:
+        for value, scope in _values(arg, dataset.ctor_scope, facts, 0):
+            for node in ast.walk(value):
+                name = node.id if isinstance(node, ast.Name) else (
+                    node.attr if isinstance(node, ast.Attribute) else None)
+                if name in SHARDING or name in SELF_SHARDING_SOURCES:
+                    return True
+            for inner in datasets.dataset_classes_of(value, scope, facts):
+                if inner.node is not dataset.node:
+                    chain = datasets.reachable(
+                        datasets.dataset_worker_methods(inner, facts), facts)
+                    if datasets.mentions(chain, SHARDING):
+                        return True
+    return False
+
+
+def _values(expr, scope, facts, depth):
+    """``expr`` and, for a name, every value bound to it (through other names too)."""
+    yield expr, scope
+    if isinstance(expr, ast.Name) and depth < _MAX_DEPTH:
+        for binding in facts.lookup(expr.id, scope):
+            if isinstance(binding.value, ast.expr):
+                yield from _values(binding.value, binding.scope, facts, depth + 1)
