@@ -47,12 +47,12 @@ def open_log(path, stream=None):
         raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
 
 
-def iter_lines(handle, path):
-    """Decoded lines (without their newline), streamed: the first chunk decides the
-    encoding and whether this is text at all."""
+def iter_blocks(handle, path):
+    """The log decoded, streamed as blocks of whole lines (joined by newlines, without
+    the last one): the first chunk decides the encoding and whether this is text."""
     decoder = None
     rest = ""
-    skipping = False
+    skipping = False  # inside an over-long line whose head was already given
     while True:
         try:
             chunk = handle.read(CHUNK)
@@ -66,25 +66,35 @@ def iter_lines(handle, path):
                 raise BadLog("%s: looks like a binary file, not a log" % path)
             decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
         text = rest + decoder.decode(chunk, final=not chunk)
-        lines = text.split("\n")
-        rest = lines.pop()
-        for line in lines:
+        end = text.rfind("\n")
+        if end >= 0:
+            block, rest = text[:end], text[end + 1:]
             if skipping:
+                cut = block.find("\n")
+                block = block[cut + 1:] if cut >= 0 else None
                 skipping = False
-                continue
-            yield line
+            if block is not None:
+                yield block
+        else:
+            rest = text
         if len(rest) > MAX_LINE:
             # one enormous line (a progress bar rewritten with \r for hours): keep what
             # the last carriage return left, drop the rest up to the next newline
             cut = rest.rfind("\r")
             if not skipping:
-                yield rest[:MAX_LINE] if cut < 0 else rest[:cut]
+                yield rest[:MAX_LINE] if cut < 0 else rest[cut - MAX_LINE if cut > MAX_LINE else 0:cut]
             rest = "" if cut < 0 else rest[cut:]
             skipping = cut < 0
         if not chunk:
             if rest and not skipping:
                 yield rest
             return
+
+
+def iter_lines(handle, path):
+    """The log's lines, streamed (without their newline)."""
+    for block in iter_blocks(handle, path):
+        yield from block.split("\n")
 
 
 def _encoding(chunk):
@@ -128,10 +138,10 @@ def explain(path, stdin=None, start_method="spawn"):
     parser = LogParser()
     seen_text = False
     try:
-        for line in iter_lines(handle, path):
-            if not seen_text and line.strip(" \t\r\x00"):
+        for block in iter_blocks(handle, path):
+            if not seen_text and block.strip(" \t\r\n\x00"):
                 seen_text = True
-            parser.feed(line)
+            parser.feed_block(block)
     finally:
         if path != "-":
             handle.close()

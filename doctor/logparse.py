@@ -52,11 +52,21 @@ _NOTABLE = re.compile(
     r"Bus error|Segmentation fault|"
     r"WinError|Too many open files|received 0 items of ancdata|shared memory|"
     r"error code: <1455>|timed out after|Fatal Python error)")
-#: a cheap first look: lines with none of these can only be hints or noise
-_INTERESTING = re.compile(
-    r"Error|rror:|ERROR|Warning|Exception|Traceback|[Ff]ault|Fatal|Killed|killed|nexpected|"
-    r"terminate|dumped|memory|oom|OOM|WinError|open files|ancdata|timed out|tokenizers|"
-    r"Process|thread|<1455>|serializing|Bus error")
+#: a cheap first look: lines with none of these can only be hints or noise (plain
+#: substring tests: many times faster than one regex of alternatives on every line)
+_KEYS = ("rror", "ERROR", "Warning", "Exception", "Traceback", "Fault", "egmentation",
+         "Fatal", "illed", "nexpected", "terminate", "dumped", "memory", "oom", "OOM",
+         "open files", "ancdata", "timed out", "tokenizers", "Process", "thread", "<1455>",
+         "serializing")
+
+
+def _interesting(text):
+    for key in _KEYS:
+        if key in text:
+            return True
+    return False
+
+
 #: IPython / Jupyter traceback header: a rule of dashes, then "Type   Traceback (...)"
 _IPY_RULE = re.compile(r"^-{20,}\s*$")
 _IPY_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)")
@@ -68,13 +78,19 @@ _IPY_FILE = re.compile(r"^(?:File )?(?P<path>(?:~|[A-Za-z]:\\|/)[^\s:]*?\.py)"
 _IPY_ARROW = re.compile(r"^-*> ?(?P<line>\d+)")
 
 #: host hints: which OS, Python and torch a log came from
-_HINT_WINDOWS = re.compile(r"(?:^|[\s\"'(])[A-Za-z]:\\|popen_spawn_win32|\[WinError \d+\]")
-_HINT_MACOS = re.compile(r"/Users/|/opt/homebrew/|Python\.framework|/Library/|darwin")
-_HINT_LINUX = re.compile(r"/home/|/usr/lib/python|/usr/local/lib/python|/opt/conda/|/root/|"
-                         r"dist-packages|/dev/shm|popen_fork\.py|popen_forkserver\.py")
+_HINT_OS = re.compile(
+    r"(?P<Windows>(?:^|[\s\"'(])[A-Za-z]:\\|popen_spawn_win32|\[WinError \d+\])"
+    r"|(?P<macOS>/Users/|/opt/homebrew/|Python\.framework|/Library/|darwin)"
+    r"|(?P<Linux>/home/|/usr/lib/python|/usr/local/lib/python|/opt/conda/|/root/|"
+    r"dist-packages|/dev/shm|popen_fork\.py|popen_forkserver\.py)")
+_OS_MARKERS = (":\\", "popen_spawn_win32", "[WinError", "/Users/", "/opt/homebrew/",
+               "Python.framework", "/Library/", "darwin", "/home/", "/usr/lib/python",
+               "/usr/local/lib/python", "/opt/conda/", "/root/", "dist-packages", "/dev/shm",
+               "popen_fork.py", "popen_forkserver.py")
+_QUIET_OS_MARKERS = (":\\", "/home/", "/Users/")
 _HINT_PYTHON = re.compile(r"(?:[\\/]python(?P<a>3\.\d+)[\\/]|[\\/]Python(?P<b>3)(?P<c>\d+)[\\/]|"
                           r"python@(?P<d>3\.\d+)|^Python (?P<e>3\.\d+\.\d+)|"
-                          r"Python version: (?P<f>3\.\d+\.\d+))")
+                          r"Python version: (?P<f>3\.\d+\.\d+))", re.M)
 _HINT_TORCH = re.compile(r"(?i)(?:^|[\s(])(?:torch|pytorch)(?:==| version:? | |-)v?(?P<v>\d+\.\d+(?:\.\d+)?"
                          r"(?:[+a-z0-9.]*)?)\b")
 _HINT_METHOD = (("popen_spawn_win32", "spawn"), ("popen_spawn_posix", "spawn"),
@@ -170,8 +186,57 @@ class LogParser:
         self.lineno += 1
         if not self.torch_seen and "torch" in raw:
             self.torch_seen = True
+        if "\r" in raw and self._state is None and not _interesting(raw):
+            # a progress bar rewritten in place: only what stayed on screen matters
+            raw = raw.rstrip("\r\n").rsplit("\r", 1)[-1]
         for line in clean_parts(raw):
             self._feed_line(line)
+
+    def feed_block(self, text):
+        """Several lines at once (joined by newlines): while no block is open, the lines
+        before the next one that holds any key word are skipped in one step, with only
+        the host hints looked for in them, so a long quiet log costs a few ``find``
+        calls per chunk rather than a Python call per line."""
+        pos = 0
+        size = len(text)
+        found = {}  # key -> its next position in text (-1: none left)
+        while pos <= size:
+            if self._state is None and not self._chained and self._who is None:
+                hit = size
+                for key in _KEYS:
+                    at = found.get(key, 0)
+                    if 0 <= at < pos:
+                        at = text.find(key, pos)
+                        found[key] = at
+                    elif key not in found:
+                        at = text.find(key, pos)
+                        found[key] = at
+                    if 0 <= at < hit:
+                        hit = at
+                start = text.rfind("\n", pos, hit) + 1 if hit < size else size + 1
+                if start > pos:
+                    self._skip(text[pos:start])
+                    pos = start
+                    if pos > size:
+                        return
+            end = text.find("\n", pos)
+            if end < 0:
+                end = size
+            self.feed(text[pos:end])
+            pos = end + 1
+
+    def _skip(self, text):
+        """Quiet lines, not fed one by one: count them, and look for host hints."""
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        self.lineno += lines
+        if not self.torch_seen and "torch" in text:
+            self.torch_seen = True
+        if text.strip():
+            self._context = None
+        if "os" not in self.hints or "python" not in self.hints or "torch" not in self.hints:
+            # quiet lines: the version lines and the commonest paths only (every marker
+            # on every quiet byte would cost more than the rest of the parse)
+            self._hint(text, _QUIET_OS_MARKERS)
 
     def _feed_line(self, line):
         if self._state == "traceback":
@@ -222,7 +287,7 @@ class LogParser:
         if not self._chained:
             self._context = None
         self._who = None  # a process or thread header counts only right before its traceback
-        if not _INTERESTING.search(stripped):
+        if not _interesting(stripped):
             self._hint(stripped)
             return
         if _FAULT_START.match(stripped):
@@ -420,32 +485,51 @@ class LogParser:
             self._line_at.append(self._start)
 
     # -- hints -----------------------------------------------------------------
-    def _hint(self, text):
+    def _hint(self, text, os_markers=None):
+        """Which OS, Python, torch and start method the log shows; each cheap test gates
+        its regex, and a hint once found is not looked for again."""
         hints = self.hints
         if "os" not in hints:
-            for name, regex in (("Windows", _HINT_WINDOWS), ("macOS", _HINT_MACOS),
-                                ("Linux", _HINT_LINUX)):
-                found = regex.search(text)
-                if found:
-                    hints["os"] = name
-                    hints["os_from"] = _token(text, found.start())
-                    break
-        if "python" not in hints:
+            self._os_hint(text, os_markers or _OS_MARKERS)
+        if "python" not in hints and "ython" in text:
             found = _HINT_PYTHON.search(text)
             if found:
                 if found["b"]:
                     hints["python"] = "3." + found["c"]
                 else:
                     hints["python"] = next(v for v in found.groups() if v)
-        if "torch" not in hints and ("orch" in text):
+        if "torch" not in hints and "orch" in text:
             found = _HINT_TORCH.search(text)
             if found:
                 hints["torch"] = found["v"]
-        if "start_method" not in hints:
+        if "start_method" not in hints and ("popen_" in text or "Process" in text):
             for marker, method in _HINT_METHOD:
                 if marker in text:
                     hints["start_method"] = method
                     break
+
+    def _os_hint(self, text, markers):
+        """Substring tests first (C speed on a whole block), the regex on one line."""
+        pos = 0
+        while True:
+            first = -1
+            for marker in markers:
+                at = text.find(marker, pos)
+                if at >= 0 and (first < 0 or at < first):
+                    first = at
+            if first < 0:
+                return
+            start = text.rfind("\n", 0, first) + 1
+            end = text.find("\n", first)
+            line = text[start:end if end >= 0 else len(text)]
+            found = _HINT_OS.search(line)
+            if found:
+                self.hints["os"] = found.lastgroup
+                self.hints["os_from"] = _token(line, found.start())
+                return
+            if end < 0:
+                return
+            pos = end + 1
 
     def _hint_exc(self, exc):
         for item in (exc, exc.original):
@@ -526,8 +610,9 @@ _SYMPTOMS = re.compile(r"^(EOFError: Ran out of input|BrokenPipeError: \[Errno 3
 
 def _token(text, at):
     """The word (a path, usually) around position ``at``."""
-    start = max(text.rfind(" ", 0, at), text.rfind('"', 0, at)) + 1
-    ends = [i for i in (text.find(" ", at + 1), text.find('"', at + 1)) if i >= 0]
+    start = max(text.rfind(" ", 0, at), text.rfind('"', 0, at), text.rfind("\n", 0, at)) + 1
+    ends = [i for i in (text.find(" ", at + 1), text.find('"', at + 1),
+                        text.find("\n", at + 1)) if i >= 0]
     return text[start:min(ends) if ends else len(text)].strip("\"'(")[:160]
 
 

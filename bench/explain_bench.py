@@ -1,0 +1,158 @@
+"""How fast ``python -m doctor explain`` reads a big log, and how much memory it takes.
+
+Builds logs of several sizes from what long training logs hold (timestamped log lines,
+tqdm bars rewritten with carriage returns, ANSI colour, repeated warnings, worker
+tracebacks from earlier epochs, rank prefixes) with the real crash at the end, plus one
+pathological log: a progress bar rewritten with ``\\r`` for hours, never a newline.
+Then, for each, prints a table:
+
+- ``parse s``: explain() + diagnose_log() in this process (best of 3), the part that
+  grows with the log;
+- ``cli s``: the whole ``python -m doctor explain --json LOG`` in a subprocess,
+  interpreter start and imports included (best of 3);
+- ``peak RSS``: the subprocess's peak resident memory (wait4), which must not grow with
+  the log: the log is streamed in fixed-size chunks.
+
+Usage: python bench/explain_bench.py [--sizes 1,10,50] [--keep DIR]
+The acceptance bar of the 10 MB log is 0.5 s for the parse; the row says whether it held.
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from doctor.explain import diagnose_log, explain  # noqa: E402
+
+LOGS = os.path.join(ROOT, "tests", "logs")
+BAR = 0.5  # seconds for the 10 MB log
+
+
+def _crash_tail():
+    with open(os.path.join(LOGS, "dlw205__linux_keyerror_worker1_timestamps.log")) as handle:
+        return handle.read()
+
+
+def _noise_block(rng, epoch):
+    """About 8 KB of what a training run prints between crashes."""
+    out = []
+    for step in range(0, 40):
+        out.append("2024-05-02 14:%02d:%02d,%03d - INFO - epoch %d step %d loss %.4f lr %.2e\n" % (
+            step % 60, (step * 7) % 60, step * 13 % 1000, epoch, step * 50,
+            rng.random(), 3e-4 * rng.random()))
+    bar = "".join("\r\x1b[32mEpoch %d\x1b[0m: %3d%%|%-20s| %d/400 [00:%02d<01:10, 5.71it/s, loss=%.3f]"
+                  % (epoch, i // 4, "#" * (i // 20), i, i // 6, rng.random()) for i in range(0, 400, 9))
+    out.append(bar + "\n")
+    out.append("[rank0]: /opt/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py:617: "
+               "UserWarning: This DataLoader will create 16 worker processes in total. Our suggested "
+               "max number of worker in current system is 8, which is smaller than what this "
+               "DataLoader is going to create.\n")
+    out.append("[rank0]:   warnings.warn(\n")
+    return "".join(out)
+
+
+def build_log(path, megabytes, seed=0):
+    rng = random.Random(seed)
+    target = megabytes * 1024 * 1024
+    tail = _crash_tail()
+    with open(path, "w", encoding="utf-8") as handle:
+        size = 0
+        epoch = 0
+        while size < target - len(tail):
+            block = _noise_block(rng, epoch)
+            handle.write(block)
+            size += len(block)
+            epoch += 1
+        handle.write(tail)
+
+
+def build_one_line(path, megabytes):
+    """A progress bar rewritten with \\r and never ended, then the crash."""
+    with open(path, "w", encoding="utf-8") as handle:
+        size = 0
+        i = 0
+        while size < megabytes * 1024 * 1024:
+            piece = "\r  %3d%%|%-30s| %d/1000000 [12:%02d<88:00, 180it/s]" % (
+                i % 100, "#" * (i % 30), i, i % 60)
+            handle.write(piece)
+            size += len(piece)
+            i += 1
+        handle.write("\n" + _crash_tail())
+
+
+def best(fn, runs=3):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def parse(path):
+    ev = explain(path)
+    return diagnose_log(ev)
+
+
+def cli(path):
+    """(seconds, peak RSS in MiB, first code) for the CLI in a subprocess."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "doctor", "explain", "--json", path],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = proc.stdout.read()
+    proc.stdout.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    rss_mib = usage.ru_maxrss / 1024.0  # Linux: KiB
+    code = None
+    if b'"code": "' in out:
+        code = out.split(b'"code": "', 1)[1].split(b'"', 1)[0].decode()
+    return seconds, rss_mib, code
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1,10,50", help="log sizes in MB (default 1,10,50)")
+    parser.add_argument("--keep", help="write the logs here and keep them")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    folder = args.keep or tempfile.mkdtemp(prefix="explain-bench-")
+    os.makedirs(folder, exist_ok=True)
+    cases = []
+    for megabytes in sizes:
+        path = os.path.join(folder, "train_%dmb.log" % megabytes)
+        build_log(path, megabytes)
+        cases.append(("%d MB training log" % megabytes, path))
+    path = os.path.join(folder, "one_line_20mb.log")
+    build_one_line(path, 20)
+    cases.append(("20 MB in one \\r line", path))
+
+    print("%-24s %9s %9s %9s %11s %8s %s" % ("log", "size MB", "parse s", "cli s",
+                                           "peak RSS", "code", "bar"))
+    for name, path in cases:
+        size = os.path.getsize(path) / 1024.0 / 1024.0
+        parse_s, found = best(lambda: parse(path))
+        cli_runs = [cli(path) for _ in range(3)]
+        cli_s = min(r[0] for r in cli_runs)
+        rss = max(r[1] for r in cli_runs)
+        code = cli_runs[0][2]
+        assert found and found[0].code == code, (found, code)
+        bar = ""
+        if name.startswith("10 MB"):
+            bar = "parse <= %.1f s: %s" % (BAR, "held" if parse_s <= BAR else "MISSED")
+        print("%-24s %9.1f %9.3f %9.3f %8.1f MiB %8s %s" % (name, size, parse_s, cli_s, rss,
+                                                          code, bar))
+    if not args.keep:
+        for _, path in cases:
+            os.remove(path)
+        os.rmdir(folder)
+
+
+if __name__ == "__main__":
+    main()
