@@ -138,9 +138,6 @@ _EOF_NOTE = _doc('''
     pickling error above it is the cause.
 ''')
 
-_PLANNED = "A patch maker is planned for the doctor (`python -m doctor --verify`), not built yet in this release."
-
-
 # --- DLW101 ------------------------------------------------------------------------
 
 _add(Rule(
@@ -212,11 +209,15 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will wrap the unguarded statements in a `main()` function called under
-        `if __name__ == "__main__":`. The patch is unsafe to apply blindly: other modules
-        that import names bound by those statements, or code that relies on them running at
-        import time, change behaviour, so review it and re-run the script.
-    ''') % _PLANNED,
+        The doctor's patch (`python -m doctor --verify`, `check --diff`) moves the
+        statements that do work (loops, calls, assignments whose value calls something) in
+        their order under `if __name__ == "__main__":` at the end of the module, or into the
+        guard the module already ends with; a script that calls its `main()` unguarded gets
+        the call guarded. Imports, definitions, constants, and any statement whose names a
+        definition that stays reads, stay at module level where workers find them; when the
+        statement that starts workers is among those, there is no patch. The patch needs
+        review: other modules that import names those statements bound no longer find them.
+    '''),
     options=_START_METHOD_OPTION,
     references=(
         "pytorch/pytorch#11139",
@@ -445,12 +446,13 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will lift the lambda to a module-level `def` with a generated name and pass
-        that name instead. The patch needs review: a lambda that closes over local variables
-        cannot be lifted as is (the patch then turns it into `functools.partial` of the new
-        function with those variables as arguments), and the generated name should be
-        renamed to something meaningful.
-    ''') % _PLANNED,
+        The doctor's patch lifts the lambda to a module-level `def` named from its role
+        (`collate_fn` -> `_collate`, a transform `lambda x: x * 2` -> `_scale`, `self.fn`
+        -> `_fn`) above the statement that held it; a module-level `name = lambda ...`
+        becomes `def name(...)`. Names the lambda read from the function around it become
+        keyword-only parameters, bound with `functools.partial` at the same place, so they
+        are read when the loader is built rather than when a batch is made. Review the name.
+    '''),
     options=_START_METHOD_OPTION,
     references=(
         "vllm-project/guidellm#782",
@@ -687,12 +689,14 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will move the definition to module level and, for a closure, turn the captured
-        variables into parameters bound with `functools.partial`. The patch needs review:
-        the moved code may depend on names of the enclosing function that the patch maker
-        cannot see, and a moved class changes its qualified name for anything else that
-        pickles it.
-    ''') % _PLANNED,
+        The doctor's patch moves the definition, with its decorators and comments, to module
+        level just above the function that held it; a function's captured variables become
+        keyword-only parameters bound with `functools.partial` where it is used. There is no
+        patch for a class that reads the function's variables, a definition that uses
+        `nonlocal` or another local definition, or a name already taken at module level.
+        The patch needs review: captured values are now read when the partial is made, and
+        a moved class changes its qualified name for anything else that pickles it.
+    '''),
     options=_START_METHOD_OPTION,
     references=(
         "pyg-team/pytorch_geometric#2440",
@@ -895,11 +899,12 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will move the definition out of the guard to module level just above it (for
-        `__main__.py`, into a sibling module that `__main__.py` imports). The patch needs
-        review: the moved code now runs at import time in every worker, and it may use names
-        that were only bound inside the guard.
-    ''') % _PLANNED,
+        The doctor's patch moves the definition out of the guard to module level, just above
+        it. A definition that reads names bound only inside the guard gets no patch, nor does
+        a package's `__main__.py` (the definition belongs in a sibling module that
+        `__main__.py` imports: move it there by hand). The patch needs review: decorators
+        and class bodies of the moved code now run at import time in every worker.
+    '''),
     options=_START_METHOD_OPTION,
     references=(
         "Sleepychord/CogLTX#2",
@@ -1050,10 +1055,13 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will set `pin_memory=False`. The patch is unsafe to apply blindly: it can
-        slow host-to-GPU copies on a machine that has the RAM, and the rule's threshold is
-        about the host that ran flake8, which may not be the host that trains. Review it.
-    ''') % _PLANNED,
+        The doctor's patch makes it `pin_memory=torch.cuda.is_available()`: pinning only
+        speeds up copies to a CUDA device, so a host without one stops pinning. The RAM
+        threshold is not written into the script (reading the host's RAM portably needs
+        psutil), so on a CUDA host with little RAM the fix stays in words: lower
+        `prefetch_factor` or the batch size, or pass `False`. Review it for the machine
+        that trains.
+    '''),
     options=_doc('''
         - `--dlw-min-ram-gb FLOAT` (default 16): hosts with less RAM than this get the
           report.
@@ -1179,11 +1187,12 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will rewrite the option as `persistent_workers=<num_workers> > 0` /
-        `prefetch_factor=<value> if <num_workers> else None`, or drop it when `num_workers`
-        is absent. The patch needs review: if `num_workers=0` was meant as a temporary
-        workaround, the right fix may be to restore the workers instead.
-    ''') % _PLANNED,
+        The doctor's patch drops the option when `num_workers` is absent or a literal 0, and
+        otherwise makes it conditional: `persistent_workers=<num_workers> > 0`,
+        `prefetch_factor=<value> if <num_workers> > 0 else None`. The patch needs review:
+        if `num_workers=0` was meant as a temporary workaround, the right fix may be to
+        restore the workers instead.
+    '''),
     options="None.",
     references=("torchmd/torchmd-net#323",),
     static=True,
@@ -1577,11 +1586,16 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will keep the path (or the arguments) in `__init__`, set the attribute to
-        `None`, and open the handle on first use in `__getitem__`. The patch is unsafe to
-        apply blindly: errors such as a missing file move from construction time into the
-        workers, and every worker now holds its own handle, so review it.
-    ''') % _PLANNED,
+        The doctor's patch adds a `__getstate__` that leaves the handle out of what is
+        pickled. A handle used only in `__init__` needs nothing more; a lock is remade in
+        `__setstate__`; any other handle used elsewhere is opened on first use (`__init__`
+        keeps `None`, each method that uses it opens it when it is still `None`), which
+        needs the opening expression to read only module names, `self` attributes and
+        `__init__` parameters kept on `self`. A handle that `__init__` keeps using after
+        opening it (a database it fills) gets no patch: reopened in a worker it would not
+        hold the same data. The patch needs review: errors such as a missing file move into
+        the workers, and a reopened seeded generator starts every worker in the same state.
+    '''),
     options=_doc('''
         - `--dlw-start-method {spawn,forkserver,fork}` (default `spawn`): with `fork`
           nothing is pickled, so only the handles that are unsafe to share across fork
@@ -2229,11 +2243,13 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will move the generator's creation into a `worker_init_fn` that sets
-        `get_worker_info().dataset.<attr>` from `get_worker_info().seed`. The patch needs
-        review: it changes the random stream, so results that relied on the fixed seed will
-        differ, and it must be merged with an existing `worker_init_fn`.
-    ''') % _PLANNED,
+        The doctor's patch adds a module-level `_seed_worker(worker_id)` after the dataset
+        class that rebuilds `get_worker_info().dataset.<attr>` with the same factory from
+        `get_worker_info().seed`, and passes `worker_init_fn=_seed_worker` to each loader
+        built on that class. A loader that already has a `worker_init_fn` gets no patch
+        (merge the two by hand). The patch needs review: it changes the random stream, so
+        results that relied on the fixed seed will differ.
+    '''),
     options="None.",
     references=(
         "TorchDSP/torchsig#343",
@@ -2500,11 +2516,14 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will lower `num_workers` (and `prefetch_factor`) to what the measured peak
-        memory per worker allows on this host. The patch is unsafe to apply blindly: it
-        trades loading speed for memory, and the numbers come from the host the doctor ran
-        on, so review them for the machine that trains.
-    ''') % _PLANNED,
+        The doctor's patch lowers `num_workers` to `floor(available / peak RSS per worker)`,
+        from the run's measurements, with the arithmetic in a comment above the loader
+        (`min(<expr>, N)` when the value is not a literal). When that is not below the
+        current number, memory per worker does not explain the kill and there is no patch.
+        The patch is unsafe to apply blindly: it trades loading speed for memory, and the
+        numbers come from the host the doctor ran on, so review them for the machine that
+        trains.
+    '''),
     options=_RUNTIME_ONLY,
     references=(
         "pytorch/pytorch#8976",
@@ -2811,11 +2830,12 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        %s It will insert `torch.multiprocessing.set_sharing_strategy("file_system")` at the
-        top of the script, after the imports. The patch needs review: with `file_system`,
-        shared-memory files can leak when a process is killed (torch_shm_manager cleans up
-        most of them), and code that keeps every batch alive may be the real problem.
-    ''') % _PLANNED,
+        The doctor's patch inserts `torch.multiprocessing.set_sharing_strategy("file_system")`
+        right after the script's imports (with `import torch.multiprocessing` when torch is
+        not imported). The patch needs review: with `file_system`, shared-memory files can
+        leak when a process is killed (torch_shm_manager cleans up most of them), and code
+        that keeps every batch alive may be the real problem.
+    '''),
     options=_RUNTIME_ONLY,
     references=(
         "pytorch/pytorch#973",
