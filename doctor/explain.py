@@ -191,22 +191,28 @@ def diagnose_log(ev):
         _say_generic(ev, found)
         return found
     per_crash = []
+    seen = {}  # the same crash printed again (every rank, every retry) is diagnosed once
     for crash in crashes:
-        part = copy.copy(ev)
-        part.exceptions = crash["exceptions"]
-        part.lines = crash["lines"]
-        part.warnings = []
-        part.static = []
-        per_crash.append((crash, diagnose(part)))
+        key = (tuple(e.last_line() for last in crash["exceptions"] for e in last.chain()),
+               tuple(crash["lines"]))
+        if key not in seen:
+            part = copy.copy(ev)
+            part.exceptions = crash["exceptions"]
+            part.lines = crash["lines"]
+            part.warnings = []
+            part.static = []
+            seen[key] = diagnose(part)
+        per_crash.append((crash, seen[key]))
     specific = [(c, d) for c, d in per_crash if d and not _is_generic(d)]
     chosen = specific[0] if specific else per_crash[0]
     found = list(chosen[1])
-    where = ", ".join(str(c["line"]) for c in crashes)
+    where = ", ".join(str(c["line"]) for c in crashes[:5]) + (", ..." if len(crashes) > 5 else "")
     if found:
         found[0].evidence.append(
-            "the log holds %d crashes (starting at log lines %s); the root cause is taken "
+            "the log holds %s%d crashes (starting at log lines %s); the root cause is taken "
             "from the first one with a specific cause, at line %d" % (
-                len(crashes), where, chosen[0]["line"]))
+                "at least " if ev.hints.get("dropped") else "", len(crashes), where,
+                chosen[0]["line"]))
     codes = {d.code for d in found}
     for crash, diags in specific:
         if crash is chosen[0]:

@@ -189,6 +189,12 @@ class LogParser:
         if "\r" in raw and self._state is None and not _interesting(raw):
             # a progress bar rewritten in place: only what stayed on screen matters
             raw = raw.rstrip("\r\n").rsplit("\r", 1)[-1]
+        head = raw[:1]
+        if ("\r" not in raw and "\x1b" not in raw and "\x00" not in raw and head != "["
+                and not head.isdigit() and len(raw) <= MAX_LINE
+                and raw.find(_TB_TEXT, 1) < 0):
+            self._feed_line(raw.rstrip("\n"))  # nothing to clean: the common case
+            return
         for line in clean_parts(raw):
             self._feed_line(line)
 
