@@ -170,7 +170,7 @@ def pickling(ev):
             "pickle probe before the workers started: %s" % culprit["describe"],
             "pickling it fails with %s" % culprit["error"]])
         found = _find(ev, *[p for _, p in _PICKLE_TEXT])
-        if found:
+        if found and _first_line(found[1]) != culprit["error"]:
             diag.evidence.append("the run then printed: %s" % _first_line(found[1]))
         finding = _static(ev, code)
         if finding is None and culprit.get("file") and culprit.get("line"):

@@ -1,38 +1,29 @@
-"""`make demo`: lint the reproducers in fixtures/ and explain each finding.
+"""`make demo`: the doctor on a crashing fixture, then flake8 on the same file.
 
-Runs the real `flake8 --select DLW` over fixtures/, then, per code found, prints
-the catalog's title, explanation and fix.
+1. ``python -m doctor fixtures/dlw102_collate.py``: the script runs under a forced
+   spawn start method, crashes as it would on Windows or macOS, and the doctor names
+   the root cause with its evidence and the line to fix.
+2. ``flake8 --select DLW`` on the same file: the static side finds it before any run.
 """
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-from flake8_dlworker.catalog import RULES
-
 ROOT = Path(__file__).resolve().parents[1]
-FINDING = re.compile(r"^(?P<where>.+?:\d+:\d+): (?P<code>DLW\d{3}) (?P<text>.*)$")
+FIXTURE = "fixtures/dlw102_collate.py"
 
 
 def main():
-    cmd = [sys.executable, "-m", "flake8", "--isolated", "--select", "DLW", "fixtures"]
-    print("$ flake8 --select DLW fixtures/\n")
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if out.returncode not in (0, 1):
-        sys.exit("flake8 failed: " + out.stderr.strip().splitlines()[-1])
-    seen = {}
-    for line in out.stdout.splitlines():
-        print(line)
-        match = FINDING.match(line)
-        if match:
-            seen.setdefault(match["code"], []).append(match["where"])
-    print("\n%d findings in %d rules. What they mean:\n" % (
-        sum(map(len, seen.values())), len(seen)))
-    for code in sorted(seen):
-        rule = RULES[code]
-        print("%s  %s  (%d findings)" % (code, rule.title, len(seen[code])))
-        print("    why: " + rule.explanation)
-        print("    fix: " + rule.fix_title + "\n")
+    print("$ python -m doctor %s\n" % FIXTURE, flush=True)
+    doctor = subprocess.run([sys.executable, "-m", "doctor", FIXTURE], cwd=ROOT)
+    if doctor.returncode not in (0, 1):
+        sys.exit("the doctor failed (exit status %d)" % doctor.returncode)
+    print("\n$ flake8 --select DLW %s\n" % FIXTURE, flush=True)
+    lint = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DLW",
+                           FIXTURE], cwd=ROOT)
+    if lint.returncode not in (0, 1):
+        sys.exit("flake8 failed (exit status %d)" % lint.returncode)
+    print("\nThe same code, DLW102, before the crash (flake8) and after it (the doctor).")
     print("Full docs: docs/rules.md")
 
 

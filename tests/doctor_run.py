@@ -30,8 +30,13 @@ def run_doctor(args, cwd, limit=180, env=None):
     full_env = dict(os.environ, **(env or {}))
     full_env[TOKEN] = token
     full_env.pop("NO_COLOR", None)
-    proc = subprocess.run([sys.executable, "-m", "doctor", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=limit)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "doctor", *args], cwd=cwd, env=full_env,
+                              capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        for p in leftovers(token):  # the doctor hung: end what it started, then fail
+            p.kill()
+        raise
     left = leftovers(token)
     deadline = time.monotonic() + 2
     while left and time.monotonic() < deadline:  # a process may be exiting right now
