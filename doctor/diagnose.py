@@ -454,6 +454,26 @@ def _commit_arithmetic(ev):
     return found
 
 
+def dlw105(ev):
+    """The pin-memory thread died (page-locked host memory, or torch 1.7's bug)."""
+    found = _find(ev, r"Pin memory thread exited unexpectedly",
+                  r"Caught \w+ in pin memory thread for device")
+    pinned = [exc for exc in ev.all_exceptions()
+              if exc.process == "pin memory thread" and exc.type
+              and "can only test a child process" not in exc.message]  # shutdown noise
+    if not found and not pinned:
+        return None
+    exc = pinned[0] if pinned else found[0]
+    text = exc.last_line() if exc is not None else _first_line(found[1])
+    memory = re.search(r"out of memory|CUDA error|cannot allocate|pinned", text, re.I)
+    diag = Diagnosis("DLW105", "likely" if memory else "possible",
+                     ["the pin-memory thread failed: %s" % text])
+    if re.search(r"not enough values to unpack \(expected 2, got 0\)", text):
+        diag.evidence.append("this is torch 1.7's persistent_workers + pin_memory bug "
+                             "(fixed in 1.8): upgrade torch, or set pin_memory=False")
+    return _locate(diag, ev, found[0] if found else exc)
+
+
 def dlw205(ev):
     for exc in ev.all_exceptions():
         if exc.original is not None and exc.process == "main" and exc.original.type:
@@ -483,6 +503,11 @@ def dlw206(ev):
             diag.evidence.append("the stuck worker's stack:\n" + block)
             diag.path, diag.line = _user_fault_frame(block)
             break
+    for warning in ev.warnings:  # what makes a forked worker deadlock
+        if re.search(r"is multi-threaded, use of fork\(\) may lead to deadlocks|"
+                     r"^TokenizersWarning: The current process just got forked", warning):
+            diag.evidence.append("the workers were forked from a process that already ran "
+                                 "threads, a known cause of deadlocks: " + warning[:200])
     return diag if diag.path else _locate(diag, ev, found[0] if found else None)
 
 
@@ -515,7 +540,7 @@ def worker_exit(ev):
 
 
 RULES_IN_ORDER = (dlw106, pickling, dlw101, dlw107, dlw204, dlw202, dlw203, dlw201,
-                  dlw207, dlw205, dlw206, worker_exit, dlw110)
+                  dlw207, dlw105, dlw205, dlw206, worker_exit, dlw110)
 
 #: what a bare "exited unexpectedly" can mean, most common first
 GENERIC_CAUSES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW108", "DLW201", "DLW202")

@@ -82,7 +82,10 @@ def iter_blocks(handle, path):
             # the last carriage return left, drop the rest up to the next newline
             cut = rest.rfind("\r")
             if not skipping:
-                yield rest[:MAX_LINE] if cut < 0 else rest[cut - MAX_LINE if cut > MAX_LINE else 0:cut]
+                if cut < 0:
+                    yield rest[:MAX_LINE]
+                else:  # the last whole rewrite before the cut is what the screen showed
+                    yield rest[max(0, rest.rfind("\r", 0, cut), cut - MAX_LINE):cut]
             rest = "" if cut < 0 else rest[cut:]
             skipping = cut < 0
         if not chunk:

@@ -413,6 +413,8 @@ class LogParser:
             return
         if who and exc.process == "main":
             exc.process = who
+            if who.startswith("thread") and any(f.func == "_pin_memory_loop" for f in exc.frames):
+                exc.process = "pin memory thread"  # Python < 3.10 names no target
         self._hint_exc(exc)
         if self._chained and self._context is not None:
             exc.context = self._context

@@ -69,6 +69,14 @@ EXTRA = {
     "dlw107__linux_cuda_forked_worker.log": {
         "path": "/home/ana/proj/gpu_aug.py", "line": 21, "confidence": "certain"},
     "dlw102__ddp_two_ranks_same_crash.log": {"count": 1},
+    "dlw105__win_torch17_persistent_workers_pin_memory_bug.log": {
+        "path": "C:\\Users\\Ida\\unet\\train.py", "line": 77,
+        "evidence": "torch 1.7's persistent_workers + pin_memory bug"},
+    "dlw105__linux_pin_memory_thread_cuda_oom.log": {
+        "confidence": "likely", "evidence": "CUDA error: out of memory"},
+    "dlw206__linux_py312_fork_after_threads_timeout.log": {
+        "path": "/home/ana/nlp/finetune.py", "line": 95,
+        "evidence": "forked from a process that already ran threads"},
     "generic__win_jupyter_cell_exited_unexpectedly.log": {"also": "DLW207"},
     "generic__linux_exited_unexpectedly_exit_code_only.log": {
         "evidence": "python -m doctor /home/ana/proj/train.py"},
