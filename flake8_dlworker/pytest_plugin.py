@@ -659,8 +659,10 @@ def _last_line_of_text(text):
 def _library_frame(line):
     """A traceback line inside torch's data loading or multiprocessing, not user code."""
     path = line.replace("\\", "/")
-    return any(part in path for part in ("/torch/utils/data/", "/multiprocessing/",
-                                           "/threading.py", '"<string>"'))
+    return any(part in path for part in _LIBRARY_PARTS)
+
+
+_LIBRARY_PARTS = ("/torch/utils/data/", "/multiprocessing/", "/threading.py", '"<string>"')
 
 
 def _original_frames(text):

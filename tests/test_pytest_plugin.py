@@ -1,0 +1,447 @@
+"""The dataloader_doctor fixture, used the way a user would, in real pytest runs.
+
+Each run is a separate pytest process (pytester's subprocess mode) on a test module
+that builds tiny DataLoaders and checks them in real worker processes.  A conftest in
+that run watches, with psutil, every process the test process starts; the tests here
+read what it saw: the workers really ran (as spawned children), and none was left
+behind after any test, hanging ones included, nor after the run.
+"""
+import json
+import re
+import time
+
+import psutil
+import pytest
+
+from flake8_dlworker.catalog import RULES
+
+LOADERS = '''
+import time
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset, IterableDataset, get_worker_info
+
+
+class Compose:
+    def __init__(self, transforms):
+        self.transforms = transforms
+
+    def __call__(self, x):
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+
+class Lambda:
+    def __init__(self, lambd):
+        self.lambd = lambd
+
+    def __call__(self, x):
+        return self.lambd(x)
+
+
+def double(x):
+    return 2 * x
+
+
+class Squares(Dataset):
+    def __init__(self, transform=None, **attrs):
+        self.transform = transform
+        self.__dict__.update(attrs)
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        x = torch.tensor(float(i * i))
+        return self.transform(x) if self.transform else x
+
+
+class Stream(IterableDataset):
+    """Ignores get_worker_info(): every worker yields every sample."""
+
+    def __iter__(self):
+        return iter(range(8))
+
+
+class ShardedStream(IterableDataset):
+    def __iter__(self):
+        info = get_worker_info()
+        return iter(range(info.id, 8, info.num_workers))
+
+
+class Noisy(Dataset):
+    """Keeps its own generator: copied into every worker in the same state."""
+
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return float(self.rng.random())
+
+
+def reseed(worker_id):
+    info = get_worker_info()
+    info.dataset.rng = np.random.default_rng(info.seed)
+
+
+class Stuck(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        time.sleep(600)  # the stuck frame
+        return i
+
+
+class Broken(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return {"x": i}["missing"]  # the raising frame
+'''
+
+#: watches every process the test process starts, during and after each test
+CONFTEST = '''
+import json
+import os
+import threading
+
+import psutil
+import pytest
+
+RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "processes.jsonl")
+
+
+def _descendants(me):
+    found = {}
+    for proc in me.children(recursive=True):
+        try:
+            cmdline = " ".join(proc.cmdline())
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                continue
+            found[str(proc.pid)] = [proc.create_time(), cmdline]
+        except psutil.Error:
+            continue
+    return found
+
+
+def _infrastructure(cmdline):
+    return ("multiprocessing.resource_tracker" in cmdline
+            or "multiprocessing.forkserver import main" in cmdline)
+
+
+@pytest.fixture(autouse=True)
+def watch_processes(request):
+    me = psutil.Process()
+    seen = {}
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            for pid, (created, cmdline) in _descendants(me).items():
+                if cmdline or pid not in seen:  # empty while it starts or exits
+                    seen[pid] = [created, cmdline or seen.get(pid, [0, ""])[1]]
+            stop.wait(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    yield
+    stop.set()
+    sampler.join()
+    left = {pid: v for pid, v in _descendants(me).items() if not _infrastructure(v[1])}
+    seen = {pid: v for pid, v in seen.items() if not _infrastructure(v[1])}
+    with open(RECORD, "a") as f:
+        f.write(json.dumps({"test": request.node.name, "seen": seen, "left": left}) + "\\n")
+'''
+
+SPAWN_TESTS = '''
+import sqlite3
+import threading
+
+import torch
+from torch.utils.data import DataLoader
+
+from loaders import (Broken, Compose, Lambda, Noisy, ShardedStream, Squares, Stream,
+                     Stuck, double, reseed)
+
+
+def test_good_map_dataset(dataloader_doctor):
+    loader = DataLoader(Squares(Compose([double])), batch_size=2, num_workers=2)
+    report = dataloader_doctor.check(loader, batches=2)
+    assert [b.tolist() for b in report.batches] == [[0.0, 2.0], [8.0, 18.0]]
+    assert len(report.worker_pids) == 2
+    assert report.start_method == "spawn"
+    assert loader.multiprocessing_context is None  # the user's loader is unchanged
+    assert loader.worker_init_fn is None
+
+
+def test_good_sharded_stream_and_reseeded_rng(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(ShardedStream(), batch_size=2, num_workers=2))
+    dataloader_doctor.check(DataLoader(Noisy(), num_workers=2, worker_init_fn=reseed))
+
+
+def test_lambda_in_compose(dataloader_doctor):
+    transform = Compose([double, Lambda(lambda x: x + 1)])  # the lambda
+    dataloader_doctor.check(DataLoader(Squares(transform), num_workers=2))
+
+
+def test_nested_collate(dataloader_doctor):
+    def collate(batch):
+        return batch
+
+    dataloader_doctor.check(DataLoader(Squares(), num_workers=2, collate_fn=collate))
+
+
+def test_open_file(dataloader_doctor, tmp_path):
+    (tmp_path / "labels.txt").write_text("a")
+    with open(tmp_path / "labels.txt") as labels:
+        dataloader_doctor.check(DataLoader(Squares(labels=labels), num_workers=2))
+
+
+def test_lock_in_a_list(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Squares(locks=[1, threading.Lock()]), num_workers=2))
+
+
+def test_sqlite_connection(dataloader_doctor):
+    db = sqlite3.connect(":memory:")
+    dataloader_doctor.check(DataLoader(Squares(db=db), num_workers=2))
+
+
+def test_torch_generator(dataloader_doctor):
+    gen = torch.Generator().manual_seed(0)
+    dataloader_doctor.check(DataLoader(Squares(gen=gen), num_workers=2))
+
+
+def test_unsharded_stream(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Stream(), batch_size=2, num_workers=2))
+
+
+def test_rng_on_dataset(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Noisy(), num_workers=2))
+
+
+def test_worker_raises(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Broken(), num_workers=1))
+
+
+def test_worker_hangs(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Stuck(), num_workers=1), timeout=TIMEOUT)
+
+
+def test_fork_pickles_nothing(dataloader_doctor):
+    loader = DataLoader(Squares(Compose([Lambda(lambda x: x)])), num_workers=1)
+    assert dataloader_doctor.check(loader, start_method="fork").start_method == "fork"
+'''
+
+#: long enough for a spawned worker to import torch on a loaded machine
+HANG_TIMEOUT = 12
+
+#: (test, code, the culprit line); None: the test passes
+EXPECTED = {
+    "test_good_map_dataset": None,
+    "test_good_sharded_stream_and_reseeded_rng": None,
+    "test_fork_pickles_nothing": None,
+    "test_lambda_in_compose": (
+        "DLW102", "dataset.transform.transforms[1].lambd: lambda defined at "
+                  "test_loaders.py:{lambda} (DLW102)"),
+    "test_nested_collate": (
+        "DLW103", "collate_fn: function 'test_nested_collate.<locals>.collate' defined at "
+                  "test_loaders.py:{collate} (DLW103)"),
+    "test_open_file": (
+        "DLW108", "dataset.labels: open file handle on '*labels.txt' (_io.TextIOWrapper) "
+                  "(DLW108)"),
+    "test_lock_in_a_list": ("DLW108", "dataset.locks[1]: lock (_thread.lock) (DLW108)"),
+    "test_sqlite_connection": (
+        "DLW108", "dataset.db: sqlite3 connection (sqlite3.Connection) (DLW108)"),
+    "test_torch_generator": ("DLW108", "dataset.gen: torch.Generator (torch._C.Generator) "
+                                       "(DLW108)"),
+    "test_unsharded_stream": (
+        "DLW109", "dataset: worker 0 and worker 1 yielded the same first batch (Stream)"),
+    "test_rng_on_dataset": (
+        "DLW111", "dataset.rng: numpy.random._generator.Generator draws the same numbers "
+                  "in workers 0 and 1"),
+    "test_worker_raises": (
+        "DLW205", "an exception raised in the loader's own code, in a worker"),
+    "test_worker_hangs": (
+        "DLW206", "the loader delivered no batch in %gs (waiting for batch 0)" % HANG_TIMEOUT),
+}
+
+#: the tests whose checks start worker processes, and how many at least
+STARTS_WORKERS = {"test_good_map_dataset": 2, "test_good_sharded_stream_and_reseeded_rng": 4,
+                  "test_fork_pickles_nothing": 1, "test_unsharded_stream": 2,
+                  "test_rng_on_dataset": 2, "test_worker_raises": 1, "test_worker_hangs": 1}
+
+HEADER = re.compile(r"^_{3,} (test_\w+) _{3,}$")
+
+
+def _sections(lines):
+    """The failure report of each failed test, by test name."""
+    sections, name = {}, None
+    for line in lines:
+        match = HEADER.match(line)
+        if match:
+            name = match.group(1)
+            sections[name] = []
+        elif line.startswith("=" * 10) or line.startswith("-" * 10):
+            name = None
+        elif name is not None:
+            sections[name].append(line)
+    return sections
+
+
+def _line_of(source, marker):
+    return next(i for i, line in enumerate(source.splitlines(), 1) if marker in line)
+
+
+def _write_project(pytester, tests):
+    pytester.makepyfile(loaders=LOADERS, conftest=CONFTEST)
+    return pytester.makepyfile(test_loaders=tests).read_text()
+
+
+def _records(pytester):
+    path = pytester.path / "processes.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _assert_no_process_left(records):
+    for record in records:
+        assert record["left"] == {}, "%s left %s" % (record["test"], record["left"])
+    deadline = time.monotonic() + 10
+    for record in records:  # and nothing outlived the pytest run
+        for pid, (created, cmdline) in record["seen"].items():
+            while True:
+                try:
+                    proc = psutil.Process(int(pid))
+                    alive = (proc.create_time() == created
+                             and proc.status() != psutil.STATUS_ZOMBIE)
+                except psutil.NoSuchProcess:
+                    alive = False
+                if not alive:
+                    break
+                assert time.monotonic() < deadline, "%s outlived the run: %s" % (pid, cmdline)
+                time.sleep(0.1)
+
+
+def _check_failure(section, code, culprit, values):
+    text = "\n".join(section)
+    rule = RULES[code]
+    assert section[0] == "%s %s (start method: spawn)" % (code, rule.title), text
+    expected = culprit.format(**values)
+    if "*" in expected:
+        assert re.fullmatch(re.escape(expected).replace(r"\*", ".*"), section[1]), text
+    else:
+        assert section[1] == expected, text
+    assert rule.explanation in text
+    assert "fix: %s" % rule.fix_title in text
+    assert "Traceback (most recent call last)" not in text
+
+
+def test_spawn_checks_pass_and_fail_with_code_and_path(pytester):
+    tests = _write_project(pytester, SPAWN_TESTS.replace("TIMEOUT", str(HANG_TIMEOUT)))
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=400)
+    elapsed = time.monotonic() - started
+    failing = [name for name, expected in EXPECTED.items() if expected]
+    result.assert_outcomes(passed=len(EXPECTED) - len(failing), failed=len(failing))
+    sections = _sections(result.stdout.lines)
+    assert sorted(sections) == sorted(failing)
+    values = {"lambda": _line_of(tests, "# the lambda"),
+              "collate": _line_of(tests, "def collate(batch)")}
+    for name in failing:
+        code, culprit = EXPECTED[name]
+        _check_failure(sections[name], code, culprit, values)
+    # evidence beyond the culprit line
+    assert "next number in each of those workers: 0.6369616873214543" in sections[
+        "test_rng_on_dataset"]
+    assert "batch from worker 1: tensor([0, 1])" in sections["test_unsharded_stream"]
+    raised = "\n".join(sections["test_worker_raises"])
+    assert "error: KeyError: 'missing'" in raised
+    assert 'return {"x": i}["missing"]  # the raising frame' in raised
+    stuck = "\n".join(sections["test_worker_hangs"])
+    assert "stack of a stuck worker (most recent call first):" in stuck
+    assert "in __getitem__" in stuck and "loaders.py" in stuck
+    assert elapsed < HANG_TIMEOUT + 300
+
+    records = {r["test"]: r for r in _records(pytester)}
+    assert sorted(records) == sorted(EXPECTED)
+    for name, record in records.items():
+        workers = record["seen"].values()
+        if name in STARTS_WORKERS:
+            assert len(workers) >= STARTS_WORKERS[name], (name, record)
+            if name != "test_fork_pickles_nothing":  # real spawned children
+                assert all("multiprocessing.spawn import spawn_main" in cmd
+                           for _, cmd in workers), (name, record)
+        else:  # refused by the pickle probe before any worker started
+            assert record["seen"] == {}, (name, record)
+    _assert_no_process_left(records.values())
+
+
+OVERRIDE_TESTS = '''
+from torch.utils.data import DataLoader
+
+from loaders import Compose, Lambda, Squares, double
+
+
+def test_good_under_the_forced_method(dataloader_doctor):
+    report = dataloader_doctor.check(DataLoader(Squares(Compose([double])), num_workers=2))
+    assert report.start_method == "forkserver"
+    assert len(report.worker_pids) == 2
+
+
+def test_fork_asked_but_forkserver_forced(dataloader_doctor):
+    loader = DataLoader(Squares(Compose([Lambda(lambda x: x)])), num_workers=2)
+    dataloader_doctor.check(loader, start_method="fork")
+'''
+
+
+def test_start_method_option_overrides_every_check(pytester):
+    _write_project(pytester, OVERRIDE_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
+                                           "--dlw-start-method", "forkserver", timeout=300)
+    result.assert_outcomes(passed=1, failed=1)
+    section = _sections(result.stdout.lines)["test_fork_asked_but_forkserver_forced"]
+    assert section[0] == "DLW102 %s (start method: forkserver)" % RULES["DLW102"].title
+    assert section[1].startswith("dataset.transform.transforms[0].lambd: lambda defined at")
+    records = _records(pytester)
+    assert len(records) == 2
+    _assert_no_process_left(records)
+
+
+XDIST_TESTS = '''
+import pytest
+from torch.utils.data import DataLoader
+
+from loaders import Compose, Lambda, Noisy, Squares, double
+
+
+@pytest.mark.parametrize("worker", range(2))
+def test_good(dataloader_doctor, worker):
+    dataloader_doctor.check(DataLoader(Squares(Compose([double])), num_workers=1))
+
+
+def test_lambda(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Squares(Lambda(lambda x: x)), num_workers=1))
+
+
+def test_rng(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Noisy(), num_workers=2))
+'''
+
+
+def test_works_under_xdist(pytester):
+    pytest.importorskip("xdist")
+    _write_project(pytester, XDIST_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", timeout=300)
+    result.assert_outcomes(passed=2, failed=2)
+    text = result.stdout.str()
+    assert "DLW102 %s (start method: spawn)" % RULES["DLW102"].title in text
+    assert "DLW111 %s (start method: spawn)" % RULES["DLW111"].title in text
+    records = _records(pytester)
+    assert len(records) == 4
+    _assert_no_process_left(records)
