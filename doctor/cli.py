@@ -243,7 +243,12 @@ def cmd_explain(options):
         ev = explain(options.log, sys.stdin.buffer, options.start_method)
     except BadLog as exc:
         raise UsageError(str(exc))
-    return _report(ev, diagnose_log(ev), options.json)
+    diagnoses = diagnose_log(ev)
+    # patches, proposed only, for the files the log names that exist here (doctor.patches)
+    if any(d.path and os.path.isfile(d.path) for d in diagnoses):
+        from doctor.patches.workflow import propose
+        propose(ev, diagnoses, options.start_method)
+    return _report(ev, diagnoses, options.json)
 
 
 def cmd_check(options):

@@ -15,7 +15,6 @@ import stat
 from doctor.diagnose import diagnose, user_frame
 from doctor.evidence import Evidence
 from doctor.logparse import LogParser
-from doctor.static import static_findings
 
 CHUNK = 256 * 1024
 MAX_LINE = 1024 * 1024   # a "line" longer than this (no newline) is cut, the rest skipped
@@ -175,6 +174,10 @@ def _static_for_user_files(ev, start_method):
         frame = user_frame(exc)
         if frame is not None and frame.path not in paths and os.path.isfile(frame.path):
             paths.append(frame.path)
+    if not paths:
+        return []
+    from doctor.static import static_findings  # the checker loads only when it has work
+
     found = []
     for path in paths[:8]:
         found.extend(static_findings(path, start_method))

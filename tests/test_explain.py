@@ -39,7 +39,8 @@ EXTRA = {
     "dlw103__linux_py314_local_class.log": {
         "evidence": "reached from the dataset (item 1 of the worker's arguments)"},
     "dlw102__user_file_exists_here_static_sharpens.log": {
-        "path": "fixtures/dlw102_collate.py", "line": 8, "confidence": "certain"},
+        "path": "fixtures/dlw102_collate.py", "line": 8, "confidence": "certain",
+        "patch": "+def _collate(b):"},
     "dlw101__win_py38_bootstrap_then_brokenpipe.log": {
         "path": "D:\\work\\cifar\\cifar10_tutorial.py", "line": 53, "confidence": "certain"},
     "dlw101__linux_py311_spawn_rank_prefix_exit_code1.log": {
@@ -124,6 +125,10 @@ def test_log(name):
         assert any(extra["evidence"] in e for e in root["evidence"]), root["evidence"]
     if "also" in extra:
         assert extra["also"] in codes[1:], codes
+    if "patch" in extra:
+        assert extra["patch"] in (root["patch"] or ""), root["patch"]
+    else:
+        assert root["patch"] is None  # no file of these logs exists here
     if "count" in extra:
         assert len(diagnoses) == extra["count"], codes
 
