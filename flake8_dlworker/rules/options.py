@@ -6,8 +6,7 @@ off unless selected by their own code.
 """
 import ast
 
-from flake8_dlworker.analysis.loaders import (
-    argument, has_unknown_arguments, literal_int, value_of, worker_count)
+from flake8_dlworker.analysis.loaders import argument, literal_int, value_of, worker_count
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
@@ -52,7 +51,7 @@ def check_worker_count(loaders, facts, max_workers, cpus):
     """DLW110: a literal num_workers above the host's limit."""
     for call, scope in loaders:
         node = argument(call, "num_workers")
-        if node is None or has_unknown_arguments(call) and not isinstance(node, ast.keyword):
+        if node is None:
             continue
         workers = literal_int(value_of(node), scope, facts)
         if workers is not None and workers > max_workers:
