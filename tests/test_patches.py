@@ -2,6 +2,7 @@
 patched, linted, and re-run under a real spawn start method by the doctor."""
 import difflib
 import io
+from collections import Counter
 import json
 import shutil
 import subprocess
@@ -22,9 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXABLE = sorted(
     p.name for p in FIXTURES.glob("dlw1*.py")
     if p.name.split("_")[0].upper() in ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106",
-                                        "DLW111"))
+                                        "DLW108", "DLW111")
+    and p.name != "dlw108_sqlite.py")
 #: crashing fixtures for which no safe patch exists: patch stays null
-UNFIXABLE = ["dlw104_pkg/__main__.py"]
+UNFIXABLE = ["dlw104_pkg/__main__.py", "dlw108_sqlite.py"]
 
 
 def _code(name):
@@ -63,7 +65,7 @@ def test_fixture_patch_keeps_everything_else(name):
     code = _code(name)
     new = fixed_source(code, str(path), source)
     assert new is not None
-    assert _comments(new) == _comments(source)
+    assert not Counter(_comments(source)) - Counter(_comments(new))  # every comment kept
     flagged = set()
     tree = Tree(source)
     for line, _col, c in expected_findings(path):
@@ -86,8 +88,8 @@ def test_fixture_patch_keeps_everything_else(name):
 def test_no_patch_where_none_is_safe():
     for name in UNFIXABLE:
         path = FIXTURES / name
-        assert make_patch(_code(path.parent.name if name.endswith("__main__.py") else name),
-                          name, path.read_text(), None) is None
+        code = _code(path.parent.name if name.endswith("__main__.py") else name)
+        assert make_patch(code, name, path.read_text(), None) is None, name
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +125,7 @@ def test_patched_fixture_runs_under_spawn_and_needs_no_patch(patched, name):
     assert report["outcome"] in ("passed", "stopped"), run.stderr[-3000:]
     assert report["diagnoses"] == [], report["diagnoses"]
     source = (patched / name).read_text()
-    assert [c for c in CODES if make_patch(c, name, source, None)] == []
+    assert [c for c in CODES if maker(c).STATIC and make_patch(c, name, source, None)] == []
 
 
 def _env():
