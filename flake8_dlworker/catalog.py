@@ -1065,8 +1065,9 @@ _add(Rule(
     options=_doc('''
         - `--dlw-min-ram-gb FLOAT` (default 16): hosts with less RAM than this get the
           report.
-        - The rule is off by default (flake8 `extend_default_ignore`); turn it on with
-          `--extend-select DLW105`.
+        - The rule is off by default (flake8 `extend_default_ignore`) and a prefix such as
+          `--select DLW` or `extend-select = DLW` does not turn it on; name its code:
+          `--extend-select DLW105` (or `extend-select = DLW,DLW105` in config).
     '''),
     references=(
         "pytorch/pytorch#97432",
@@ -2122,8 +2123,9 @@ _add(Rule(
     options=_doc('''
         - `--dlw-max-workers INT` (default: the usable CPU count of the host running
           flake8): a literal `num_workers` above this is reported.
-        - The rule is off by default (flake8 `extend_default_ignore`); turn it on with
-          `--extend-select DLW110`.
+        - The rule is off by default (flake8 `extend_default_ignore`) and a prefix such as
+          `--select DLW` or `extend-select = DLW` does not turn it on; name its code:
+          `--extend-select DLW110` (or `extend-select = DLW,DLW110` in config).
     '''),
     references=(
         "torch/utils/data/dataloader.py: DataLoader.check_worker_number_rationality()",
