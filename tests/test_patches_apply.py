@@ -155,3 +155,45 @@ def test_check_diff_without_findings_prints_nothing(tmp_path):
     shutil.copy(FIXTURES / "clean_good_script.py", tmp_path / "clean.py")
     run = _doctor(["check", "--diff", "clean.py"], tmp_path)
     assert (run.returncode, run.stdout) == (0, "")
+
+
+def test_verify_copy_never_writes_through_links(tmp_path, monkeypatch):
+    """The re-run's copy: Python files really copied (a linked one too), data linked,
+    packages copied; a real re-run of the copy leaves the user's files as they were."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "helper.py").write_text("X = 1\n")
+    work = tmp_path / "work"
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "x.bin").write_bytes(b"\0" * 10)
+    (work / "pkg").mkdir()
+    (work / "pkg" / "__init__.py").write_text("")
+    (work / "helper.py").symlink_to(elsewhere / "helper.py")
+    shutil.copy(FIXTURES / "dlw102_collate.py", work / "train.py")
+    before = (work / "train.py").read_text()
+    copy = tmp_path / "copy"
+    workflow._copy_folder(str(work), str(copy), set())
+    assert (copy / "data").is_symlink() and (copy / "pkg" / "__init__.py").is_file()
+    assert not (copy / "pkg").is_symlink() and not (copy / "helper.py").is_symlink()
+    assert not (copy / "train.py").is_symlink()
+    monkeypatch.chdir(work)
+    diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
+    (proposal,) = workflow.propose(None, [diag])
+    workflow.verify(proposal, ["train.py"], max_batches=1, timeout=90)
+    assert diag.verified is True, diag.evidence
+    assert (work / "train.py").read_text() == before
+    assert (elsewhere / "helper.py").read_text() == "X = 1\n"
+    assert sorted(p.name for p in work.iterdir()) == ["data", "helper.py", "pkg", "train.py"]
+
+
+def test_verify_of_a_runtime_cause_goes_past_the_crash(tmp_path):
+    """DLW204 needs ~80 kept batches: the re-run is not stopped before that point."""
+    shutil.copy(FIXTURES / "runtime" / "dlw204_nofile.py", tmp_path / "train.py")
+    run = _doctor(["--json", "--timeout", "120", "--verify", "train.py"], tmp_path)
+    report = json.loads(run.stdout)
+    (diag,) = [d for d in report["diagnoses"] if d["code"] == "DLW204"]
+    assert diag["verified"] is True, diag["evidence"]
+    assert 'set_sharing_strategy("file_system")' in diag["patch"]
+    rerun = [e for e in diag["evidence"] if e.startswith("re-run of the patched copy")][0]
+    batches = int(rerun.split("--max-batches ")[1].split(",")[0])
+    assert batches > 60, rerun  # past the batch the first run died at

@@ -99,15 +99,34 @@ def propose(ev, diagnoses, start_method="spawn", cwd=None):
 
 # -- verify ---------------------------------------------------------------------------
 
-def _copy_folder(src, dst):
-    """Python files copied (they may be patched), everything else linked (data)."""
-    def copy(s, d):
-        if s.endswith(".py"):
-            return shutil.copy2(s, d)
-        os.symlink(os.path.abspath(s), d)
-        return d
-    shutil.copytree(src, dst, symlinks=True, copy_function=copy,
-                    ignore=lambda folder, names: [n for n in names if n in _SKIP])
+def _copy_folder(src, dst, keep=()):
+    """The script's folder for a re-run: Python files copied (they may be patched),
+    packages copied the same way, other folders (data) and files linked. The folders in
+    ``keep`` (those above the file to patch) are always really copied."""
+    os.makedirs(dst)
+    for entry in os.scandir(src):
+        if entry.name in _SKIP:
+            continue
+        source, target = entry.path, os.path.join(dst, entry.name)
+        if entry.is_dir(follow_symlinks=False):
+            real = os.path.realpath(source)
+            if real in keep or os.path.isfile(os.path.join(source, "__init__.py")):
+                _copy_folder(source, target, keep)
+            else:
+                os.symlink(real, target)
+        elif entry.name.endswith(".py") and entry.is_file():
+            shutil.copy2(source, target)
+        else:
+            os.symlink(os.path.realpath(source), target)
+
+
+def _folders_above(path, top):
+    found = set()
+    folder = os.path.dirname(path)
+    while folder.startswith(top) and folder != top:
+        found.add(folder)
+        folder = os.path.dirname(folder)
+    return found
 
 
 def verify(proposal, target, start_method="spawn", max_batches=VERIFY_BATCHES,
@@ -131,8 +150,16 @@ def verify(proposal, target, start_method="spawn", max_batches=VERIFY_BATCHES,
         return False
     with tempfile.TemporaryDirectory(prefix="dlw-verify-") as tmp:
         copy = os.path.join(tmp, os.path.basename(folder) or "script")
-        _copy_folder(folder, copy)
+        _copy_folder(folder, copy, _folders_above(patched, folder))
         copied_file = os.path.join(copy, os.path.relpath(patched, folder))
+        if os.path.lexists(copied_file):
+            os.unlink(copied_file)  # never write through a link to the user's file
+        real_tmp = os.path.realpath(tmp)
+        if os.path.commonpath([real_tmp, os.path.realpath(copied_file)]) != real_tmp:
+            diag.verified = False
+            diag.evidence.append("not verified: the copy of %s would not be a copy"
+                                 % proposal.path)
+            return False
         with open(copied_file, "w", encoding="utf-8", newline="") as handle:
             handle.write(proposal.after)
         copied_script = os.path.join(copy, os.path.relpath(script, folder))
