@@ -33,8 +33,8 @@ def findings(tree, filename, start_method="spawn", host=Host()):
     """Every finding for one parsed module, without the prefilter."""
     facts = analyze_module(tree, filename)
     found = []
+    project = Project(filename)  # sibling modules, read lazily and at most once each
     if start_method != "fork":
-        project = Project(filename)  # sibling modules, read lazily and at most once each
         found.extend(unguarded.check(facts, project))
         found.extend(pickling.check(facts, start_method, project))
     loaders = [(call, scope) for call, scope, _owner in facts.calls
@@ -48,9 +48,9 @@ def findings(tree, filename, start_method="spawn", host=Host()):
                 loaders, facts, host.max_workers, host.cpus))
         workers = [(call, scope) for call, scope in loaders if may_have_workers(call)]
         if workers:
-            found.extend(cuda.check(workers, facts))
-            found.extend(state.check(workers, facts, start_method))
-            found.extend(sharding.check(workers, facts))
+            found.extend(cuda.check(workers, facts, project))
+            found.extend(state.check(workers, facts, start_method, project))
+            found.extend(sharding.check(workers, facts, project))
     found.sort()
     return found
 

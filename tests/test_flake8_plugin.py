@@ -206,3 +206,52 @@ def test_fork_keeps_the_rules_that_do_not_depend_on_pickling(tmp_path):
     assert spawn == ["DLW102", "DLW106", "DLW108", "DLW109"]
     fork = sorted(set(_codes(flake8(script, "--dlw-start-method", "fork"))))
     assert fork == ["DLW106", "DLW109"]
+
+
+def test_dataset_state_and_worker_code_in_a_sibling_module(tmp_path):
+    """DLW107, DLW108, DLW109 and DLW111 through dataset classes imported from a module
+    beside the script, reported at the loader's dataset argument with the other file."""
+    (tmp_path / "data.py").write_text(textwrap.dedent("""\
+        import numpy as np
+        import torch
+        from torch.utils.data import Dataset, IterableDataset
+
+
+        class Lines(Dataset):
+            def __init__(self, path):
+                self.file = open(path)
+                self.rng = np.random.default_rng(0)
+
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, i):
+                return torch.tensor(float(i) + self.rng.normal()).cuda()
+
+
+        class Stream(IterableDataset):
+            def __iter__(self):
+                return iter(range(4))
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader
+        from data import Lines, Stream
+
+        if __name__ == "__main__":
+            print(list(DataLoader(Lines("data.txt"), num_workers=2)))
+            print(list(DataLoader(Stream(), num_workers=2)))
+    """))
+    out = flake8(tmp_path / "train.py")
+    found = [line.split(": ", 1)[1] for line in out.stdout.splitlines()]
+    assert [line.split(":")[0:2] for line in out.stdout.replace(str(tmp_path), "").split(
+        "\n") if line] == [["/train.py", "5"]] * 3 + [["/train.py", "6"]]
+    assert ("DLW107 CUDA is used in worker-side code (.cuda() in Lines.__getitem__, "
+            "data.py:15); return CPU tensors") in found[0]
+    assert "DLW108 dataset attribute 'self.file' holds an open file, data.py:8," in found[1]
+    assert "DLW111 dataset attribute 'self.rng' holds a random generator " \
+           "(np.random.default_rng, data.py:9)" in found[2]
+    assert found[3].startswith("DLW109 IterableDataset 'Stream' ignores get_worker_info()")
+    assert flake8(tmp_path / "data.py").stdout == ""
+    fork = flake8(tmp_path / "train.py", "--dlw-start-method", "fork").stdout
+    assert [line.split(": ", 1)[1].split()[0] for line in fork.splitlines()] == [
+        "DLW107", "DLW111", "DLW109"]

@@ -2,8 +2,9 @@
 
 A worker runs the dataset's ``__getitem__`` / ``__iter__`` (and the methods and
 module functions they call), the transforms the dataset was given or built in
-``__init__``, ``collate_fn`` and ``worker_init_fn``.  Everything here answers from
-one module's facts; classes and functions from other modules are not followed.
+``__init__``, ``collate_fn`` and ``worker_init_fn``.  A dataset class imported
+from a module beside the linted file is read through the project
+(analysis/project.py); other imported classes and functions are not followed.
 Only the rules that need it call this, and only for loaders with workers, so the
 cost stays off the per-file path of files without such loaders.
 """
@@ -27,30 +28,32 @@ _NEUTRAL_BASES = frozenset(("typing.Generic", "typing.Protocol", "abc.ABC"))
 class DatasetClass:
     """A class defined in this module whose instance a loader sends to its workers."""
 
-    __slots__ = ("node", "ctor", "ctor_scope")
+    __slots__ = ("node", "ctor", "ctor_scope", "facts")
 
-    def __init__(self, node, ctor, ctor_scope):
+    def __init__(self, node, ctor, ctor_scope, facts):
         self.node = node              # the ClassDef
         self.ctor = ctor              # the constructor Call the dataset came from
         self.ctor_scope = ctor_scope  # the scope the constructor's arguments resolve in
+        self.facts = facts            # the facts of the module that defines the class
 
 
-def dataset_classes(call, scope, facts):
-    """The module classes a loader call's dataset is an instance of."""
+def dataset_classes(call, scope, facts, project=None):
+    """The classes a loader call's dataset is an instance of: defined in this module, or
+    (with a project) in a module beside it."""
     node = argument(call, "dataset")
     if node is None:
         return []
-    return dataset_classes_of(value_of(node), scope, facts)
+    return dataset_classes_of(value_of(node), scope, facts, project)
 
 
-def dataset_classes_of(expr, scope, facts):
+def dataset_classes_of(expr, scope, facts, project=None):
     """The module classes an expression is (or is bound to) an instance of."""
     found = []
-    _instances(expr, scope, facts, 0, found, set())
+    _instances(expr, scope, facts, 0, found, set(), project)
     return found
 
 
-def _instances(expr, scope, facts, depth, found, seen):
+def _instances(expr, scope, facts, depth, found, seen, project=None):
     if depth > _MAX_DEPTH or id(expr) in seen:
         return
     seen.add(id(expr))
@@ -59,18 +62,31 @@ def _instances(expr, scope, facts, depth, found, seen):
         if isinstance(func, ast.Name):
             for binding in facts.lookup(func.id, scope):
                 if isinstance(binding.value, ast.ClassDef):
-                    found.append(DatasetClass(binding.value, expr, scope))
+                    found.append(DatasetClass(binding.value, expr, scope, facts))
         qualname = facts.qualname(func, scope)
         if qualname and qualname.startswith(_WRAPPER_PREFIX):
             for arg in expr.args:  # Subset(ds, idx), ConcatDataset([a, b])
-                _instances(arg, scope, facts, depth + 1, found, seen)
+                _instances(arg, scope, facts, depth + 1, found, seen, project)
+        elif qualname and "." in qualname and project is not None:
+            _imported_class(qualname, expr, scope, found, project)
     elif isinstance(expr, ast.Name):
         for binding in facts.lookup(expr.id, scope):
             if isinstance(binding.value, ast.expr):
-                _instances(binding.value, binding.scope, facts, depth + 1, found, seen)
+                _instances(binding.value, binding.scope, facts, depth + 1, found, seen, project)
     elif isinstance(expr, (ast.List, ast.Tuple)):
         for elt in expr.elts:
-            _instances(elt, scope, facts, depth + 1, found, seen)
+            _instances(elt, scope, facts, depth + 1, found, seen, project)
+
+
+def _imported_class(qualname, ctor, scope, found, project):
+    """``from data import Squares``: the class, when ``data`` lies beside this file."""
+    modname, name = qualname.rsplit(".", 1)
+    other = project.module(modname)
+    if other is None:
+        return
+    for binding in other.module.bindings.get(name, ()):
+        if isinstance(binding.value, ast.ClassDef):
+            found.append(DatasetClass(binding.value, ctor, scope, other))
 
 
 def class_chain(classdef, facts):
@@ -156,20 +172,21 @@ def defines(classdef, facts, names):
 class WorkerCode:
     """A function that runs in a worker, with a name for messages."""
 
-    __slots__ = ("node", "cls", "label")
+    __slots__ = ("node", "cls", "label", "facts")
 
-    def __init__(self, node, cls, label):
+    def __init__(self, node, cls, label, facts):
         self.node = node    # FunctionDef
         self.cls = cls      # the ClassDef whose ``self`` it sees, or None
         self.label = label  # "Squares.__getitem__", "pad_batch"
+        self.facts = facts  # the facts of the module that defines it
 
 
 def _label(node, cls):
     return "%s.%s" % (cls.name, node.name) if cls is not None else node.name
 
 
-def reachable(starts, facts):
-    """The functions in ``starts`` and those they call in this module: ``self.m()``,
+def reachable(starts):
+    """The functions in ``starts`` and those they call in their module: ``self.m()``,
     ``super().m()``, and functions called by name."""
     found, queue, seen = [], list(starts), set()
     while queue and len(found) < _MAX_FUNCTIONS:
@@ -178,6 +195,7 @@ def reachable(starts, facts):
             continue
         seen.add(id(code.node))
         found.append(code)
+        facts = code.facts
         scope = facts.scopes.get(code.node)
         for node in ast.walk(code.node):
             if not isinstance(node, ast.Call):
@@ -199,22 +217,23 @@ def _callee(func, code, scope, facts):
         else:
             return None
         if hit is not None:
-            return WorkerCode(hit[0], code.cls, _label(hit[0], hit[1]))
+            return WorkerCode(hit[0], code.cls, _label(hit[0], hit[1]), facts)
         return None
     if isinstance(func, ast.Name) and scope is not None:
         for binding in facts.lookup(func.id, scope):
             if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return WorkerCode(binding.value, None, binding.value.name)
+                return WorkerCode(binding.value, None, binding.value.name, facts)
     return None
 
 
-def dataset_worker_methods(dataset, facts):
+def dataset_worker_methods(dataset):
     """The dataset methods a worker calls, as WorkerCode."""
     found = []
     for name in WORKER_METHODS:
-        hit = find_method(dataset.node, name, facts)
+        hit = find_method(dataset.node, name, dataset.facts)
         if hit is not None:
-            found.append(WorkerCode(hit[0], dataset.node, _label(hit[0], hit[1])))
+            found.append(WorkerCode(hit[0], dataset.node, _label(hit[0], hit[1]),
+                                    dataset.facts))
     return found
 
 
@@ -235,7 +254,7 @@ def _callables(expr, scope, facts, depth, found, seen):
         for binding in facts.lookup(expr.id, scope):
             value = binding.value
             if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.append(WorkerCode(value, None, value.name))
+                found.append(WorkerCode(value, None, value.name, facts))
             elif isinstance(value, ast.expr):
                 _callables(value, binding.scope, facts, depth + 1, found, seen)
     elif isinstance(expr, ast.Call):
@@ -249,7 +268,7 @@ def _callables(expr, scope, facts, depth, found, seen):
             for name in CALL_METHODS:
                 hit = find_method(instance_of, name, facts)
                 if hit is not None:
-                    found.append(WorkerCode(hit[0], instance_of, _label(hit[0], hit[1])))
+                    found.append(WorkerCode(hit[0], instance_of, _label(hit[0], hit[1]), facts))
             return
         if facts.qualname(func, scope) in PARTIAL and expr.args:
             _callables(expr.args[0], scope, facts, depth + 1, found, seen)
@@ -263,16 +282,17 @@ def _callables(expr, scope, facts, depth, found, seen):
 
 
 def transforms(dataset, facts):
-    """Transform functions a dataset holds: given to its constructor, or built in
-    ``__init__`` from classes and functions of this module."""
+    """Transform functions a dataset holds: given to its constructor (resolved in the
+    loader's module, ``facts``), or built in ``__init__`` in the class's own module."""
     found = []
     if dataset.ctor is not None:
         for arg in list(dataset.ctor.args) + [kw.value for kw in dataset.ctor.keywords]:
             found.extend(callables(arg, dataset.ctor_scope, facts))
-    for _attr, value, init, _cls in init_assigns(dataset.node, facts):
-        init_scope = facts.scopes.get(init)
+    home = dataset.facts
+    for _attr, value, init, _cls in init_assigns(dataset.node, home):
+        init_scope = home.scopes.get(init)
         if init_scope is not None and isinstance(value, (ast.Call, ast.List, ast.Tuple)):
-            found.extend(callables(value, init_scope, facts))
+            found.extend(callables(value, init_scope, home))
     return found
 
 

@@ -6,8 +6,10 @@ in the module, the transforms the dataset holds, ``collate_fn`` and
 place and is never looked at.
 """
 import ast
+import os
 
 from flake8_dlworker.analysis import datasets
+from flake8_dlworker.analysis.loaders import argument, value_of
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
@@ -25,36 +27,41 @@ _DEVICE_METHODS = frozenset(("to", "new_tensor", "new_zeros", "new_ones", "new_e
 _MAX_DEPTH = 4
 
 
-def check(loaders, facts):
+def check(loaders, facts, project=None):
     seen = set()
     for call, scope in loaders:
-        for code, role in _worker_code(call, scope, facts):
-            for node, what in _cuda_uses(code, facts):
-                key = (node.lineno, node.col_offset)
+        for code, role in _worker_code(call, scope, facts, project):
+            for node, what in _cuda_uses(code):
+                where = "%s in %s" % (what, role or code.label)
+                at = node
+                if code.facts is not facts:  # a dataset class from a module beside this one
+                    where += ", %s:%d" % (os.path.basename(code.facts.filename), node.lineno)
+                    at = value_of(argument(call, "dataset"))
+                key = (at.lineno, at.col_offset, where)
                 if key in seen:
                     continue
                 seen.add(key)
-                where = "%s in %s" % (what, role or code.label)
-                yield Finding(node.lineno, node.col_offset, CODE,
+                yield Finding(at.lineno, at.col_offset, CODE,
                               RULES[CODE].message.format(where=where))
 
 
-def _worker_code(call, scope, facts):
+def _worker_code(call, scope, facts, project):
     """(WorkerCode, role or None) for everything a loader runs in its workers."""
     starts = []
-    for dataset in datasets.dataset_classes(call, scope, facts):
-        starts.extend((code, None) for code in datasets.dataset_worker_methods(dataset, facts))
+    for dataset in datasets.dataset_classes(call, scope, facts, project):
+        starts.extend((code, None) for code in datasets.dataset_worker_methods(dataset))
         starts.extend((code, None) for code in datasets.transforms(dataset, facts))
     for role, code in datasets.loader_callables(call, scope, facts):
         starts.append((code, "%s %s" % (role, code.label)))
     found = []
     for code, role in starts:
-        for reached in datasets.reachable([code], facts):
+        for reached in datasets.reachable([code]):
             found.append((reached, role if reached is code else None))
     return found
 
 
-def _cuda_uses(code, facts):
+def _cuda_uses(code):
+    facts = code.facts
     scope = facts.scopes.get(code.node)
     for node in ast.walk(code.node):
         if not isinstance(node, ast.Call):
@@ -116,8 +123,8 @@ def _is_cuda(expr, code, scope, facts, depth=0):
                    for b in facts.lookup(expr.id, scope))
     if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)
             and expr.value.id == "self" and code.cls is not None):
-        for attr, value, init, _cls in datasets.init_assigns(code.cls, facts):
+        for attr, value, init, _cls in datasets.init_assigns(code.cls, code.facts):
             if attr == expr.attr:
-                init_scope = facts.scopes.get(init)
-                return _is_cuda(value, code, init_scope, facts, depth + 1)
+                init_scope = code.facts.scopes.get(init)
+                return _is_cuda(value, code, init_scope, code.facts, depth + 1)
     return False

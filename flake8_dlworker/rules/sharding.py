@@ -31,7 +31,7 @@ SELF_SHARDING_SOURCES = frozenset(("load_dataset",))
 _MAX_DEPTH = 4
 
 
-def check(loaders, facts):
+def check(loaders, facts, project=None):
     seen = set()
     for call, scope in loaders:
         workers = worker_count(call, scope, facts)
@@ -41,7 +41,7 @@ def check(loaders, facts):
         if init_fn is not None and not (isinstance(value_of(init_fn), ast.Constant)
                                         and value_of(init_fn).value is None):
             continue  # worker_init_fn may configure each replica
-        for dataset in datasets.dataset_classes(call, scope, facts):
+        for dataset in datasets.dataset_classes(call, scope, facts, project):
             if _unsharded(dataset, facts):
                 at = value_of(argument(call, "dataset"))
                 finding = Finding(at.lineno, at.col_offset, CODE,
@@ -52,15 +52,16 @@ def check(loaders, facts):
 
 
 def _unsharded(dataset, facts):
-    bases = datasets.external_bases(dataset.node, facts)
+    home = dataset.facts
+    bases = datasets.external_bases(dataset.node, home)
     if not any(base in ITERABLE for base in bases):
         return False
     if any(base not in ITERABLE for base in bases):
         return False  # another library's base class may shard for it
-    hit = datasets.find_method(dataset.node, "__iter__", facts)
+    hit = datasets.find_method(dataset.node, "__iter__", home)
     if hit is None:
         return False
-    chain = datasets.reachable(datasets.dataset_worker_methods(dataset, facts), facts)
+    chain = datasets.reachable(datasets.dataset_worker_methods(dataset))
     if datasets.mentions(chain, SHARDING):
         return False
     return not _given_a_sharded_source(dataset, facts)
@@ -82,8 +83,7 @@ def _given_a_sharded_source(dataset, facts):
                     return True
             for inner in datasets.dataset_classes_of(value, scope, facts):
                 if inner.node is not dataset.node:
-                    chain = datasets.reachable(
-                        datasets.dataset_worker_methods(inner, facts), facts)
+                    chain = datasets.reachable(datasets.dataset_worker_methods(inner))
                     if datasets.mentions(chain, SHARDING):
                         return True
     return False

@@ -6,6 +6,7 @@ pickled, and some (HDF5, lmdb, sqlite) are unsafe to share across fork (DLW108);
 a random generator object arrives in the same state in every worker (DLW111).
 """
 import ast
+import os
 
 from flake8_dlworker.analysis import datasets
 from flake8_dlworker.analysis.loaders import argument, forces_fork, value_of
@@ -46,24 +47,38 @@ _RESEED_METHODS = frozenset(("seed", "manual_seed", "setstate", "set_state"))
 _SEEDING = frozenset(("manual_seed",))
 
 
-def check(loaders, facts, method):
+def check(loaders, facts, method, project=None):
     seen = set()
     for call, scope in loaders:
         fork = method == "fork" or forces_fork(call)
-        for dataset in datasets.dataset_classes(call, scope, facts):
-            for finding in _handles(dataset, facts, fork):
-                if finding[:3] not in seen:
-                    seen.add(finding[:3])
+        for dataset in datasets.dataset_classes(call, scope, facts, project):
+            found = list(_handles(dataset, fork))
+            found.extend(_generators(dataset, call, scope, facts, fork))
+            for code, value, words in found:
+                at = value
+                if dataset.facts is not facts:  # the class lives in a module beside this one
+                    words["where"] = "%s:%d" % (
+                        os.path.basename(dataset.facts.filename), value.lineno)
+                    at = value_of(argument(call, "dataset"))
+                finding = Finding(at.lineno, at.col_offset, code, _message(code, words))
+                if finding not in seen:
+                    seen.add(finding)
                     yield finding
-            for finding in _generators(dataset, call, scope, facts, fork):
-                if finding[:3] not in seen:
-                    seen.add(finding[:3])
-                    yield finding
+
+
+def _message(code, words):
+    where = words.pop("where", None)
+    if where is not None:  # name the other file beside what it holds
+        key = "handle" if code == "DLW108" else "factory"
+        words[key] = "%s, %s" % (words[key], where)
+    return RULES[code].message.format(**words)
 
 
 # --- DLW108 ----------------------------------------------------------------------------
 
-def _handles(dataset, facts, fork):
+def _handles(dataset, fork):
+    """(code, value, message words) for each handle the dataset keeps."""
+    facts = dataset.facts
     # a class that controls its own pickling (drops the handle in __getstate__) is fine
     # when workers are spawned; under fork nothing is pickled and only sharing matters
     custom_pickle = datasets.defines(
@@ -80,8 +95,7 @@ def _handles(dataset, facts, fork):
             continue
         if custom_pickle and not fork:
             continue
-        yield Finding(value.lineno, value.col_offset, "DLW108",
-                      RULES["DLW108"].message.format(attr=attr, handle=what))
+        yield "DLW108", value, {"attr": attr, "handle": what}
 
 
 def handle_kind(value, scope, facts, depth=0):
@@ -144,18 +158,19 @@ def _is_generator_function(function):
 # --- DLW111 ----------------------------------------------------------------------------
 
 def _generators(dataset, call, scope, facts, fork):
-    assigns = datasets.init_assigns(dataset.node, facts)
+    """(code, value, message words) for each generator the workers draw from."""
+    home = dataset.facts
     rngs = []
-    for attr, value, init, _cls in assigns:
-        init_scope = facts.scopes.get(init)
+    for attr, value, init, _cls in datasets.init_assigns(dataset.node, home):
+        init_scope = home.scopes.get(init)
         if init_scope is None:
             continue
-        factory = _generator_factory(value, init_scope, facts, fork)
+        factory = _generator_factory(value, init_scope, home, fork)
         if factory is not None:
             rngs.append((attr, value, factory))
     if not rngs:
         return
-    worker_code = datasets.reachable(datasets.dataset_worker_methods(dataset, facts), facts)
+    worker_code = datasets.reachable(datasets.dataset_worker_methods(dataset))
     init_fn = argument(call, "worker_init_fn")
     init_code = None
     if init_fn is not None and not (isinstance(value_of(init_fn), ast.Constant)
@@ -163,7 +178,7 @@ def _generators(dataset, call, scope, facts, fork):
         init_code = datasets.callables(value_of(init_fn), scope, facts)
         if not init_code:
             return  # a worker_init_fn this module cannot read may reseed it
-        init_code = datasets.reachable(init_code, facts)
+        init_code = datasets.reachable(init_code)
     for attr, value, factory in rngs:
         if not _drawn_from(worker_code, attr):
             continue
@@ -171,8 +186,7 @@ def _generators(dataset, call, scope, facts, fork):
             continue  # the worker builds or reseeds its own generator
         if init_code is not None and datasets.mentions(init_code, (attr, "dataset")):
             continue
-        yield Finding(value.lineno, value.col_offset, "DLW111",
-                      RULES["DLW111"].message.format(attr=attr, factory=factory))
+        yield "DLW111", value, {"attr": attr, "factory": factory}
 
 
 def _generator_factory(value, scope, facts, fork):
