@@ -75,7 +75,6 @@ def test_fixture_patch_keeps_everything_else(name):
             flagged.update(range(where.start.line, where.end.line + 1))
     new_lines = [line.strip() for line in new.splitlines()]
     old = source.splitlines()
-    import difflib
     matcher = difflib.SequenceMatcher(None, old, new.splitlines(), autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         for i in range(i1, i2) if op in ("replace", "delete") else ():
@@ -118,7 +117,7 @@ def test_patched_fixtures_are_clean_for_their_code(patched):
 def test_patched_fixture_runs_under_spawn_and_needs_no_patch(patched, name):
     """The doctor re-runs it under spawn: it passes, and nothing is proposed."""
     run = subprocess.run(
-        [sys.executable, "-m", "doctor", "--json", "--max-batches", "2", "--timeout", "90",
+        [sys.executable, "-m", "doctor", "--json", "--max-batches", "1", "--timeout", "90",
          name], cwd=patched, capture_output=True, text=True, timeout=150,
         env=_env())
     report = json.loads(run.stdout)

@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -102,30 +101,23 @@ def test_apply_refuses_unverified_outside_and_changed(tmp_path, monkeypatch):
     assert not list(outside.glob("*.orig*"))
 
 
-def test_verify_then_apply_through_the_cli(tmp_path):
-    """--verify proves the patch and writes nothing; --apply writes it, with a backup."""
+def test_apply_through_the_cli_writes_only_after_a_verifying_rerun(tmp_path):
+    """--apply re-runs a patched copy first (so verified is true), then writes, with a
+    backup; --verify alone writing nothing is tested on workflow.verify above."""
     shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
     before = (tmp_path / "train.py").read_text()
-    started = time.monotonic()
-    run = _doctor(["--json", "--max-batches", "2", "--timeout", "120", "--verify", "train.py"],
+    run = _doctor(["--json", "--max-batches", "1", "--timeout", "120", "--apply", "train.py"],
                   tmp_path)
-    report = json.loads(run.stdout)
-    (diag,) = report["diagnoses"]
+    (diag,) = json.loads(run.stdout)["diagnoses"]
     assert (diag["code"], diag["verified"]) == ("DLW102", True), run.stderr[-3000:]
     assert diag["patch"].startswith("--- a/train.py\n+++ b/train.py\n")
     assert any("re-run of the patched copy under spawn" in e and "DLW102 is gone" in e
                for e in diag["evidence"])
-    assert (tmp_path / "train.py").read_text() == before  # --verify writes nothing
-    assert not list(tmp_path.glob("*.orig*"))
-
-    run = _doctor(["--json", "--max-batches", "2", "--timeout", "120", "--apply", "train.py"],
-                  tmp_path)
-    (diag,) = json.loads(run.stdout)["diagnoses"]
-    assert diag["verified"] is True
     assert "doctor: wrote train.py (backup: train.py.orig)" in run.stderr
     assert (tmp_path / "train.py.orig").read_text() == before
-    assert "_collate" in (tmp_path / "train.py").read_text()
-    assert time.monotonic() - started < 240
+    after = (tmp_path / "train.py").read_text()
+    assert "_collate" in after and after != before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py", "train.py.orig"]
 
 
 def test_force_needs_apply(tmp_path):

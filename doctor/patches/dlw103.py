@@ -49,7 +49,6 @@ def fix(source, finding, facts):
     if captured and (isinstance(definition, cst.ClassDef) or set(captured) & local_defs):
         return None
     top = tree.top_statement(owner)
-    replace_refs = None
     if captured:
         partial, module = _cst.partial_name(module)
         definition_new = _with_keyword_params(definition, captured)

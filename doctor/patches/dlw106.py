@@ -11,7 +11,8 @@ from doctor.patches import _cst
 
 CODE = "DLW106"
 STATIC = True
-_NUM_WORKERS_POSITION = 5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
+#: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
+_NUM_WORKERS_POSITION = 5
 
 
 def fix(source, finding, facts):

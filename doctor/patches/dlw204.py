@@ -10,7 +10,7 @@ from doctor.patches import _cst
 
 CODE = "DLW204"
 STATIC = False
-_CALL = '%s.multiprocessing.set_sharing_strategy("file_system")  # DLW204: one descriptor per shared tensor ran out\n'
+_CALL = '%s.multiprocessing.set_sharing_strategy("file_system")  # DLW204: open files ran out\n'
 
 
 def _torch_name(module):
@@ -61,7 +61,7 @@ if __name__ == "__main__":
 ''', '''\
 import torch
 from torch.utils.data import DataLoader
-torch.multiprocessing.set_sharing_strategy("file_system")  # DLW204: one descriptor per shared tensor ran out
+torch.multiprocessing.set_sharing_strategy("file_system")  # DLW204: open files ran out
 
 if __name__ == "__main__":
     kept = list(DataLoader(range(1000), batch_size=1, num_workers=2))
@@ -73,7 +73,7 @@ kept = []
 ''', '''\
 from torch.utils.data import DataLoader
 import torch.multiprocessing
-torch.multiprocessing.set_sharing_strategy("file_system")  # DLW204: one descriptor per shared tensor ran out
+torch.multiprocessing.set_sharing_strategy("file_system")  # DLW204: open files ran out
 
 kept = []
 '''),

@@ -45,7 +45,7 @@ def facts_for(code, ev):
     if code != "DLW201" or ev is None:
         return {}
     peaks = [w.peak_rss_gb for w in ev.workers if w.peak_rss_gb]
-    workers = [l.get("num_workers") for l in ev.loaders if l.get("num_workers")]
+    workers = [loader.get("num_workers") for loader in ev.loaders if loader.get("num_workers")]
     facts = {}
     if peaks:
         facts["peak_rss_gb"] = max(peaks)
