@@ -264,8 +264,9 @@ def cmd_check(options):
     # patches, proposed only: check runs nothing and writes nothing (doctor.patches)
     from doctor.patches.workflow import propose
     propose(ev, diagnoses, options.start_method)
-    if options.diff:
-        sys.stdout.write("".join(d.patch for d in diagnoses if d.patch))
+    if options.diff:  # every file's patches, not only the diagnoses' (one per code)
+        from doctor.patches.workflow import static_patches
+        sys.stdout.write("".join(static_patches(ev, options.start_method)))
         sys.stdout.flush()
         return 1 if diagnoses else 0
     return _report(ev, diagnoses, options.json)

@@ -132,3 +132,24 @@ def _env():
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+def test_dlw201_facts_from_the_run_and_no_patch_when_memory_does_not_explain():
+    """The measured numbers reach the maker; a kill that memory per worker does not
+    explain (the fixture's worker kills itself at 0.3 GiB) gets no patch."""
+    from doctor.evidence import Evidence, WorkerExit
+    from doctor.patches.workflow import facts_for
+
+    ev = Evidence(loaders=[{"event": "loader", "num_workers": 2}],
+                  workers=[WorkerExit(pid=1, signal=9, peak_rss_gb=0.3),
+                           WorkerExit(pid=2, peak_rss_gb=0.2)])
+    facts = facts_for("DLW201", ev)
+    assert facts["peak_rss_gb"] == 0.3 and facts["num_workers"] == 2
+    assert facts["available_gb"] > 0
+    source = (FIXTURES / "runtime" / "dlw201_sigkill.py").read_text()
+    tight = dict(facts, available_gb=0.5)  # room for 1 worker of 0.3 GiB, not 2
+    diff = make_patch("DLW201", "dlw201_sigkill.py", source, 14, tight)
+    assert "+    # DLW201: num_workers 2 -> 1 = floor(0.50 GiB available / 0.30 GiB peak" in diff
+    assert "+    for batch in DataLoader(Growing(), batch_size=4, num_workers=1):" in diff
+    roomy = dict(facts, available_gb=0.7)  # room for both: memory does not explain it
+    assert make_patch("DLW201", "dlw201_sigkill.py", source, 14, roomy) is None

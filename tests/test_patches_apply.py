@@ -129,12 +129,12 @@ def test_force_needs_apply(tmp_path):
 
 def test_check_diff_prints_patches_that_apply(tmp_path):
     names = ["dlw101_loop.py", "dlw103_nested_collate.py", "dlw106_persistent.py",
-             "clean_good_script.py"]
+             "dlw106_prefetch.py", "clean_good_script.py"]
     for name in names:
         shutil.copy(FIXTURES / name, tmp_path / name)
     run = _doctor(["check", "--diff", *names], tmp_path)
     assert run.returncode == 1, run.stderr
-    assert run.stdout.count("--- a/") == 3
+    assert run.stdout.count("--- a/") == 4  # two files with DLW106: both patched
     assert "clean_good_script.py" not in run.stdout
     done = subprocess.run(["patch", "-p1", "--forward", "--no-backup-if-mismatch"],
                           input=run.stdout, text=True, cwd=tmp_path, capture_output=True)

@@ -97,6 +97,16 @@ def propose(ev, diagnoses, start_method="spawn", cwd=None):
     return proposals
 
 
+def static_patches(ev, start_method="spawn"):
+    """``check --diff``: one patch per code and file the checker found, in order."""
+    from doctor.diagnose import Diagnosis
+
+    diagnoses = [Diagnosis(f["code"], "possible", path=f["path"], line=f["line"])
+                 for f in ev.static]
+    propose(ev, diagnoses, start_method)
+    return [d.patch for d in diagnoses if d.patch]
+
+
 # -- verify ---------------------------------------------------------------------------
 
 def _copy_folder(src, dst, keep=()):
