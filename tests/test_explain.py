@@ -254,3 +254,27 @@ def test_bad_usage():
                             capture_output=True, timeout=60)
     assert result.returncode == 2
     assert len(result.stderr.decode().strip().splitlines()) == 1
+
+
+# -- real output: crash a reproducer here, save what it printed, explain the file --------
+
+REAL = [("fixtures/runtime/dlw202_sigbus.py", False), ("fixtures/runtime/dlw205_raise.py", False),
+        ("fixtures/dlw101_loop.py", True), ("fixtures/dlw104_guard_dataset.py", True)]
+
+
+@pytest.mark.parametrize("script,spawn", REAL, ids=[os.path.basename(s) for s, _ in REAL])
+def test_real_crash_output(tmp_path, script, spawn):
+    """What this machine's torch really prints, not a written log: the same root cause
+    and, since the script exists here, its line from the static checker or the frame."""
+    runner = [os.path.join("tests", "spawn_run.py")] if spawn else []
+    crashed = subprocess.run([sys.executable, *runner, script], cwd=ROOT, capture_output=True,
+                             timeout=300)
+    assert crashed.returncode != 0
+    log = tmp_path / "crash.log"
+    log.write_bytes(crashed.stdout + crashed.stderr)
+    result = explain("--json", str(log))
+    assert result.returncode == 1, result.stderr
+    root = json.loads(result.stdout)["diagnoses"][0]
+    assert root["code"] == os.path.basename(script).split("_", 1)[0].upper()
+    assert root["path"] == script
+    assert isinstance(root["line"], int)
