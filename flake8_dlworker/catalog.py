@@ -1146,6 +1146,19 @@ _add(Rule(
                 for item in DataLoader([1, 2, 3], pin_memory=True):
                     print(item)
         '''),
+        _module('''
+            PIN_MEMORY = False  # this machine has little RAM
+
+
+            def main():
+                loader = DataLoader(Squares(), batch_size=4, num_workers=2, pin_memory=PIN_MEMORY)
+                for batch in loader:
+                    print(batch)
+
+
+            if __name__ == "__main__":
+                main()
+        '''),
     ),
 ))
 

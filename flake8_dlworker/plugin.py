@@ -42,7 +42,7 @@ def findings(tree, filename, start_method="spawn", host=Host()):
     if loaders:
         found.extend(options.check_worker_options(loaders, facts))
         if host.ram_gb is not None:
-            found.extend(options.check_pin_memory(loaders, host.ram_gb, host.min_ram_gb))
+            found.extend(options.check_pin_memory(loaders, facts, host.ram_gb, host.min_ram_gb))
         if host.max_workers is not None:
             found.extend(options.check_worker_count(
                 loaders, facts, host.max_workers, host.cpus))

@@ -112,22 +112,37 @@ def has_unknown_arguments(call):
             or any(kw.arg is None for kw in call.keywords))
 
 
-def literal_int(expr, scope, facts, depth=0):
-    """The int an expression always is: a literal, or a name every binding of which is
-    one literal int; None when unknown."""
+_UNKNOWN = object()
+
+
+def literal(expr, scope, facts, depth=0):
+    """The constant an expression always is: a literal, or a name every binding of which
+    is the same literal; ``_UNKNOWN`` otherwise."""
     if isinstance(expr, ast.Constant):
-        value = expr.value
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        return None
+        return expr.value
     if isinstance(expr, ast.Name) and depth < 3:
         values = set()
         for binding in facts.lookup(expr.id, scope):
             if not isinstance(binding.value, ast.expr):
-                return None
-            values.add(literal_int(binding.value, binding.scope, facts, depth + 1))
+                return _UNKNOWN
+            value = literal(binding.value, binding.scope, facts, depth + 1)
+            if value is _UNKNOWN:
+                return _UNKNOWN
+            values.add((type(value), value))
         if len(values) == 1:
-            return values.pop()
+            return values.pop()[1]
+    return _UNKNOWN
+
+
+def is_known(value):
+    return value is not _UNKNOWN
+
+
+def literal_int(expr, scope, facts):
+    """The int an expression always is (see ``literal``), or None when unknown."""
+    value = literal(expr, scope, facts)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
     return None
 
 

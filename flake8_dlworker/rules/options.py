@@ -4,9 +4,8 @@ DLW106 is a plain contradiction torch rejects at construction.  DLW105 and DLW11
 compare the call with the host flake8 runs on (read once at start-up), so they are
 off unless selected by their own code.
 """
-import ast
-
-from flake8_dlworker.analysis.loaders import argument, literal_int, value_of, worker_count
+from flake8_dlworker.analysis.loaders import (
+    argument, is_known, literal, literal_int, value_of, worker_count)
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
@@ -20,30 +19,30 @@ def check_worker_options(loaders, facts):
             node = argument(call, name)
             if node is None:
                 continue
-            value = value_of(node)
-            if not isinstance(value, ast.Constant):
+            value = literal(value_of(node), scope, facts)
+            if not is_known(value):
                 continue  # persistent_workers=workers > 0, prefetch_factor=2 if nw else None
-            if name == "persistent_workers" and value.value is not True:
+            if name == "persistent_workers" and value is not True:
                 continue
-            if name == "prefetch_factor" and value.value is None:
+            if name == "prefetch_factor" and value is None:
                 continue
-            option = "%s=%r" % (name, value.value)
+            option = "%s=%r" % (name, value)
             yield Finding(node.lineno, node.col_offset, "DLW106",
                           RULES["DLW106"].message.format(option=option))
 
 
-def check_pin_memory(loaders, ram_gb, min_ram_gb):
+def check_pin_memory(loaders, facts, ram_gb, min_ram_gb):
     """DLW105: pin_memory that may be true on a host with less RAM than the threshold."""
     if ram_gb >= min_ram_gb:
         return
     text = RULES["DLW105"].message.format(ram_gb=ram_gb, min_ram_gb=min_ram_gb)
-    for call, _scope in loaders:
+    for call, scope in loaders:
         node = argument(call, "pin_memory")
         if node is None:
             continue
-        value = value_of(node)
-        if isinstance(value, ast.Constant) and not value.value:
-            continue  # False, None, 0: never pinned
+        value = literal(value_of(node), scope, facts)
+        if is_known(value) and not value:
+            continue  # False, None, 0, or a name always bound to one: never pinned
         yield Finding(node.lineno, node.col_offset, "DLW105", text)
 
 
