@@ -28,13 +28,31 @@ _NEUTRAL_BASES = frozenset(("typing.Generic", "typing.Protocol", "abc.ABC"))
 class DatasetClass:
     """A class defined in this module whose instance a loader sends to its workers."""
 
-    __slots__ = ("node", "ctor", "ctor_scope", "facts")
+    __slots__ = ("node", "ctor", "ctor_scope", "facts", "ctor_facts")
 
-    def __init__(self, node, ctor, ctor_scope, facts):
+    def __init__(self, node, ctor, ctor_scope, facts, ctor_facts=None):
         self.node = node              # the ClassDef
         self.ctor = ctor              # the constructor Call the dataset came from
         self.ctor_scope = ctor_scope  # the scope the constructor's arguments resolve in
         self.facts = facts            # the facts of the module that defines the class
+        self.ctor_facts = ctor_facts or facts  # the facts the constructor call lives in
+
+    def argument_for(self, init, name):
+        """The expression the constructor passed for ``__init__``'s parameter ``name``."""
+        if self.ctor is None:
+            return None
+        for kw in self.ctor.keywords:
+            if kw.arg == name:
+                return kw.value
+        params = [a.arg for a in init.args.posonlyargs + init.args.args][1:]  # after self
+        if name in params:
+            position = params.index(name)
+            for i, arg in enumerate(self.ctor.args):
+                if isinstance(arg, ast.Starred):
+                    return None
+                if i == position:
+                    return arg
+        return None
 
 
 def dataset_classes(call, scope, facts, project=None):
@@ -68,7 +86,7 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
             for arg in expr.args:  # Subset(ds, idx), ConcatDataset([a, b])
                 _instances(arg, scope, facts, depth + 1, found, seen, project)
         elif qualname and "." in qualname and project is not None:
-            _imported_class(qualname, expr, scope, found, project)
+            _imported_class(qualname, expr, scope, found, project, facts)
     elif isinstance(expr, ast.Name):
         for binding in facts.lookup(expr.id, scope):
             if isinstance(binding.value, ast.expr):
@@ -78,7 +96,7 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
             _instances(elt, scope, facts, depth + 1, found, seen, project)
 
 
-def _imported_class(qualname, ctor, scope, found, project):
+def _imported_class(qualname, ctor, scope, found, project, project_facts):
     """``from data import Squares``: the class, when ``data`` lies beside this file."""
     modname, name = qualname.rsplit(".", 1)
     other = project.module(modname)
@@ -86,7 +104,7 @@ def _imported_class(qualname, ctor, scope, found, project):
         return
     for binding in other.module.bindings.get(name, ()):
         if isinstance(binding.value, ast.ClassDef):
-            found.append(DatasetClass(binding.value, ctor, scope, other))
+            found.append(DatasetClass(binding.value, ctor, scope, other, project_facts))
 
 
 def class_chain(classdef, facts):
@@ -172,13 +190,14 @@ def defines(classdef, facts, names):
 class WorkerCode:
     """A function that runs in a worker, with a name for messages."""
 
-    __slots__ = ("node", "cls", "label", "facts")
+    __slots__ = ("node", "cls", "label", "facts", "dataset")
 
-    def __init__(self, node, cls, label, facts):
+    def __init__(self, node, cls, label, facts, dataset=None):
         self.node = node    # FunctionDef
         self.cls = cls      # the ClassDef whose ``self`` it sees, or None
         self.label = label  # "Squares.__getitem__", "pad_batch"
         self.facts = facts  # the facts of the module that defines it
+        self.dataset = dataset  # the DatasetClass whose method it is, if any
 
 
 def _label(node, cls):
@@ -217,7 +236,7 @@ def _callee(func, code, scope, facts):
         else:
             return None
         if hit is not None:
-            return WorkerCode(hit[0], code.cls, _label(hit[0], hit[1]), facts)
+            return WorkerCode(hit[0], code.cls, _label(hit[0], hit[1]), facts, code.dataset)
         return None
     if isinstance(func, ast.Name) and scope is not None:
         for binding in facts.lookup(func.id, scope):
@@ -233,7 +252,7 @@ def dataset_worker_methods(dataset):
         hit = find_method(dataset.node, name, dataset.facts)
         if hit is not None:
             found.append(WorkerCode(hit[0], dataset.node, _label(hit[0], hit[1]),
-                                    dataset.facts))
+                                    dataset.facts, dataset))
     return found
 
 

@@ -122,9 +122,18 @@ def _is_cuda(expr, code, scope, facts, depth=0):
                    and _is_cuda(b.value, code, b.scope, facts, depth + 1)
                    for b in facts.lookup(expr.id, scope))
     if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)
-            and expr.value.id == "self" and code.cls is not None):
+            and expr.value.id == "self" and code is not None and code.cls is not None):
         for attr, value, init, _cls in datasets.init_assigns(code.cls, code.facts):
             if attr == expr.attr:
                 init_scope = code.facts.scopes.get(init)
-                return _is_cuda(value, code, init_scope, code.facts, depth + 1)
+                if _is_cuda(value, code, init_scope, code.facts, depth + 1):
+                    return True
+                # self.device = device, with the device given to the constructor
+                dataset = code.dataset
+                if isinstance(value, ast.Name) and dataset is not None:
+                    given = dataset.argument_for(init, value.id)
+                    if given is not None:
+                        return _is_cuda(given, None, dataset.ctor_scope, dataset.ctor_facts,
+                                        depth + 1)
+                return False
     return False
