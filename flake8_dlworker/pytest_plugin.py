@@ -19,6 +19,7 @@ Importing this module imports neither torch nor psutil: pytest loads it in
 every session of an environment where the package is installed.
 """
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -130,7 +131,10 @@ class _Check:
             got = self._run_workers()
         except _Problem as problem:
             return self._message(problem), None
-        return None, CheckReport(self.method, got, self.worker_pids, self._stderr_text())
+        text = self._stderr_text()
+        if text:
+            sys.stderr.write(text)  # what the workers printed, shown with the test's output
+        return None, CheckReport(self.method, got, self.worker_pids, text)
 
     def _probe_pickling(self):
         from flake8_dlworker.testing import find_unpicklable, loader_payload
@@ -238,16 +242,11 @@ class _Check:
         self.stderr_file.close()
         self.stderr_file = None
         self._stderr_cache = text
-        if text:
-            sys.stderr.write(text)  # the workers' own output, shown with the test's
         return text
 
     def _worker_tail(self):
-        text = self._stderr_text()
-        lines = [line for line in text.replace("\0", "").splitlines() if line.strip()]
-        if not lines:
-            return []
-        return ["worker stderr (last lines):"] + ["  " + line for line in lines[-_TAIL_LINES:]]
+        errors = _error_lines(self._stderr_text().replace("\0", ""))
+        return ["worker stderr:"] + ["  " + line for line in errors] if errors else []
 
     # -- ending the workers ------------------------------------------------------------
     def _end_workers(self, iterator, before, failed):
@@ -355,37 +354,54 @@ class _Check:
     # -- a failure of the loader, named --------------------------------------------------
     def _explain(self, exc):
         text = _chain_text(exc)
-        tail = self._worker_tail()
-        stderr = "\n".join(tail)
-        last = _last_line(exc)
         if "Caught " in text and "in DataLoader worker process" in text:
             return _Problem("DLW205", "an exception raised in the loader's own code, in a worker",
                             _last_line_of_text(str(exc)), _original_frames(str(exc)))
+        stderr = self._stderr_text().replace("\0", "")
         text += "".join("\nkilled by signal: %s" % _signal_text(-code)
                         for code in self.exit_codes.values() if code < 0)
-        tail = self._exits() + tail
-        if "killed by signal: Killed" in text:
-            return _Problem("DLW201", "a worker was killed by signal 9 (SIGKILL)", last, tail)
-        if "killed by signal: Bus error" in text:
-            return _Problem("DLW202", "a worker died of a bus error (SIGBUS)", last, tail)
-        if "killed by signal: Segmentation fault" in text or "killed by signal: Aborted" in text:
-            return _Problem("DLW203", "a worker crashed in native code", last, tail)
-        if "Too many open files" in text or "received 0 items of ancdata" in text:
-            return _Problem("DLW204", "the main process ran out of file descriptors", last, tail)
-        if "timed out after" in text:
-            return _Problem("DLW206", "the loader's own timeout expired", last, tail)
-        if "Can't get attribute" in stderr or "has no attribute" in stderr:
-            return _Problem("DLW104", "a worker could not find a definition the dataset needs",
-                            last, tail)
-        if "bootstrapping phase" in stderr:
-            return _Problem("DLW101", "a worker started workers while importing the main module",
-                            last, tail)
-        if "unable to resize file" in stderr:
-            return _Problem("DLW108", "a worker could not rebuild a tensor the dataset holds "
-                            "(a torch.Generator or a temporary tensor in __getstate__)", last, tail)
+        errors = _error_lines(stderr)
+        evidence = self._exits()
+        if errors:
+            evidence += ["worker stderr:"] + ["  " + line for line in errors]
+        last = _last_line(exc)
+        # the worker's own error says more than the main process's "exited unexpectedly"
+        child = errors[-1] if errors else last
+        for code, needles, where, subject in _CAUSES:
+            haystack = text if where == "main" else stderr
+            if any(needle in haystack for needle in needles):
+                return _Problem(code, subject, last if where == "main" else child, evidence)
+        if _MAIN_LOOKUP.search(stderr):
+            return _Problem("DLW104", "a worker could not find a definition the loader needs in "
+                            "its __main__", child, evidence)
+        if "No module named" in stderr:
+            return _Problem(None, "a worker could not import a module the loader needs (is it "
+                            "importable from sys.path in a fresh process?)", child, evidence)
+        if "pickle.load(from_parent)" in stderr:
+            return _Problem(None, "a worker failed while unpickling what the loader sent it "
+                            "(the dataset, collate_fn or worker_init_fn)", child, evidence)
         if self.method != "fork" and "pickl" in text.lower():
-            return _Problem(None, "the worker's arguments could not be pickled", last, tail)
-        return _Problem(None, "the loader failed in %s workers" % self.method, last, tail)
+            return _Problem(None, "the worker's arguments could not be pickled", last, evidence)
+        return _Problem(None, "the loader failed in %s workers" % self.method, child, evidence)
+
+
+#: (code, texts, where they are printed, what to say): the first that matches names the cause
+_CAUSES = (
+    ("DLW201", ("killed by signal: Killed",), "main", "a worker was killed by signal 9 (SIGKILL)"),
+    ("DLW202", ("killed by signal: Bus error",), "main", "a worker died of a bus error (SIGBUS)"),
+    ("DLW203", ("killed by signal: Segmentation fault", "killed by signal: Aborted"), "main",
+     "a worker crashed in native code"),
+    ("DLW204", ("Too many open files", "received 0 items of ancdata"), "main",
+     "the main process ran out of file descriptors"),
+    ("DLW206", ("timed out after",), "main", "the loader's own timeout expired"),
+    ("DLW101", ("bootstrapping phase",), "worker",
+     "a worker started worker processes while importing the main module"),
+    ("DLW108", ("unable to resize file",), "worker",
+     "a worker could not rebuild a tensor the dataset holds (a torch.Generator, or a "
+     "temporary tensor made by __getstate__)"),
+)
+
+_MAIN_LOOKUP = re.compile(r"Can't get attribute|module '__(mp_)?main__' has no attribute")
 
 
 class _WorkerStderr:
@@ -572,15 +588,21 @@ def _running(proc):
 
 
 def _infrastructure(proc):
-    """multiprocessing's resource tracker and fork server: shared, they outlive a check."""
+    """multiprocessing's resource tracker and fork server: shared, they outlive a check.
+
+    Workers forked by the fork server carry its command line; the server itself is
+    the one whose parent is this process.
+    """
     import psutil
 
     try:
         cmdline = " ".join(proc.cmdline())
+        if "multiprocessing.resource_tracker" in cmdline:
+            return True
+        return ("multiprocessing.forkserver import main" in cmdline
+                and proc.ppid() == os.getpid())
     except psutil.Error:
         return False
-    return ("multiprocessing.resource_tracker" in cmdline
-            or "multiprocessing.forkserver import main" in cmdline)
 
 
 def _ignore(action):
@@ -631,6 +653,15 @@ def _same(a, b):
         return bool(a == b)
     except Exception:
         return False
+
+
+def _error_lines(text):
+    """The error lines a worker printed, without traceback frames: the last few."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    kept = [line for line in lines if line.strip() and not line.startswith((" ", "\t"))
+            and not line.startswith("Traceback (most recent call last)")
+            and not line.startswith(("Thread 0x", "Current thread", "Extension modules"))]
+    return kept[-_TAIL_LINES:]
 
 
 def _short(value, limit=120):

@@ -98,6 +98,22 @@ class Stuck(Dataset):
         return i
 
 
+class Unrestorable(Dataset):
+    """Pickles in the main process; its __setstate__ fails in the worker."""
+
+    def __init__(self):
+        self.path = "data"
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return i
+
+    def __setstate__(self, state):
+        raise ValueError("cannot reopen %s here" % state["path"])
+
+
 class Broken(Dataset):
     def __len__(self):
         return 4
@@ -125,15 +141,14 @@ def _descendants(me):
             cmdline = " ".join(proc.cmdline())
             if proc.status() == psutil.STATUS_ZOMBIE:
                 continue
+            if "multiprocessing.resource_tracker" in cmdline or (
+                    "multiprocessing.forkserver import main" in cmdline
+                    and proc.ppid() == me.pid):
+                continue  # shared by every check; workers forked by the server stay
             found[str(proc.pid)] = [proc.create_time(), cmdline]
         except psutil.Error:
             continue
     return found
-
-
-def _infrastructure(cmdline):
-    return ("multiprocessing.resource_tracker" in cmdline
-            or "multiprocessing.forkserver import main" in cmdline)
 
 
 @pytest.fixture(autouse=True)
@@ -154,8 +169,7 @@ def watch_processes(request):
     yield
     stop.set()
     sampler.join()
-    left = {pid: v for pid, v in _descendants(me).items() if not _infrastructure(v[1])}
-    seen = {pid: v for pid, v in seen.items() if not _infrastructure(v[1])}
+    left = _descendants(me)
     with open(RECORD, "a") as f:
         f.write(json.dumps({"test": request.node.name, "seen": seen, "left": left}) + "\\n")
 '''
@@ -168,7 +182,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from loaders import (Broken, Compose, Lambda, Noisy, ShardedStream, Squares, Stream,
-                     Stuck, double, reseed)
+                     Stuck, Unrestorable, double, reseed)
 
 
 def test_good_map_dataset(dataloader_doctor):
@@ -230,6 +244,10 @@ def test_worker_raises(dataloader_doctor):
     dataloader_doctor.check(DataLoader(Broken(), num_workers=1))
 
 
+def test_worker_cannot_unpickle(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Unrestorable(), num_workers=1))
+
+
 def test_worker_hangs(dataloader_doctor):
     dataloader_doctor.check(DataLoader(Stuck(), num_workers=1), timeout=TIMEOUT)
 
@@ -268,6 +286,9 @@ EXPECTED = {
                   "in workers 0 and 1"),
     "test_worker_raises": (
         "DLW205", "an exception raised in the loader's own code, in a worker"),
+    "test_worker_cannot_unpickle": (
+        None, "a worker failed while unpickling what the loader sent it (the dataset, "
+              "collate_fn or worker_init_fn)"),
     "test_worker_hangs": (
         "DLW206", "the loader delivered no batch in %gs (waiting for batch 0)" % HANG_TIMEOUT),
 }
@@ -275,7 +296,8 @@ EXPECTED = {
 #: the tests whose checks start worker processes, and how many at least
 STARTS_WORKERS = {"test_good_map_dataset": 2, "test_good_sharded_stream_and_reseeded_rng": 4,
                   "test_fork_pickles_nothing": 1, "test_unsharded_stream": 2,
-                  "test_rng_on_dataset": 2, "test_worker_raises": 1, "test_worker_hangs": 1}
+                  "test_rng_on_dataset": 2, "test_worker_raises": 1, "test_worker_hangs": 1,
+                  "test_worker_cannot_unpickle": 1}
 
 HEADER = re.compile(r"^_{3,} (test_\w+) _{3,}$")
 
@@ -330,6 +352,13 @@ def _assert_no_process_left(records):
 
 def _check_failure(section, code, culprit, values):
     text = "\n".join(section)
+    assert "Traceback (most recent call last)" not in text
+    if code is None:  # a failure the catalog has no cause for: said plainly, no code
+        assert section[0] == "the DataLoader cannot run in worker processes (start method: " \
+                             "spawn)", text
+        assert section[1] == culprit, text
+        assert not re.search(r"\bDLW\d{3}\b", text), text
+        return
     rule = RULES[code]
     assert section[0] == "%s %s (start method: spawn)" % (code, rule.title), text
     expected = culprit.format(**values)
@@ -339,7 +368,6 @@ def _check_failure(section, code, culprit, values):
         assert section[1] == expected, text
     assert rule.explanation in text
     assert "fix: %s" % rule.fix_title in text
-    assert "Traceback (most recent call last)" not in text
 
 
 def test_spawn_checks_pass_and_fail_with_code_and_path(pytester):
@@ -347,7 +375,7 @@ def test_spawn_checks_pass_and_fail_with_code_and_path(pytester):
     started = time.monotonic()
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=400)
     elapsed = time.monotonic() - started
-    failing = [name for name, expected in EXPECTED.items() if expected]
+    failing = [name for name, expected in EXPECTED.items() if expected is not None]
     result.assert_outcomes(passed=len(EXPECTED) - len(failing), failed=len(failing))
     sections = _sections(result.stdout.lines)
     assert sorted(sections) == sorted(failing)
@@ -366,6 +394,9 @@ def test_spawn_checks_pass_and_fail_with_code_and_path(pytester):
     stuck = "\n".join(sections["test_worker_hangs"])
     assert "stack of a stuck worker (most recent call first):" in stuck
     assert "in __getitem__" in stuck and "loaders.py" in stuck
+    unpickle = "\n".join(sections["test_worker_cannot_unpickle"])
+    assert "error: ValueError: cannot reopen data here" in unpickle
+    assert "exit code 1" in unpickle
     assert elapsed < HANG_TIMEOUT + 300
 
     records = {r["test"]: r for r in _records(pytester)}
@@ -389,9 +420,9 @@ from loaders import Compose, Lambda, Squares, double
 
 
 def test_good_under_the_forced_method(dataloader_doctor):
-    report = dataloader_doctor.check(DataLoader(Squares(Compose([double])), num_workers=2))
+    report = dataloader_doctor.check(DataLoader(Squares(Compose([double])), num_workers=1))
     assert report.start_method == "forkserver"
-    assert len(report.worker_pids) == 2
+    assert len(report.worker_pids) == 1
 
 
 def test_fork_asked_but_forkserver_forced(dataloader_doctor):
@@ -408,40 +439,40 @@ def test_start_method_option_overrides_every_check(pytester):
     section = _sections(result.stdout.lines)["test_fork_asked_but_forkserver_forced"]
     assert section[0] == "DLW102 %s (start method: forkserver)" % RULES["DLW102"].title
     assert section[1].startswith("dataset.transform.transforms[0].lambd: lambda defined at")
-    records = _records(pytester)
+    records = {r["test"]: r for r in _records(pytester)}
     assert len(records) == 2
-    _assert_no_process_left(records)
+    # the good check's worker was forked by the fork server, not spawned or forked here
+    workers = records["test_good_under_the_forced_method"]["seen"].values()
+    assert workers and all("multiprocessing.forkserver import main" in cmd
+                           for _, cmd in workers), workers
+    assert records["test_fork_asked_but_forkserver_forced"]["seen"] == {}
+    _assert_no_process_left(records.values())
 
 
 XDIST_TESTS = '''
-import pytest
 from torch.utils.data import DataLoader
 
-from loaders import Compose, Lambda, Noisy, Squares, double
+from loaders import Compose, Lambda, Squares, double
 
 
-@pytest.mark.parametrize("worker", range(2))
-def test_good(dataloader_doctor, worker):
-    dataloader_doctor.check(DataLoader(Squares(Compose([double])), num_workers=1))
+def test_good(dataloader_doctor):
+    report = dataloader_doctor.check(DataLoader(Squares(Compose([double])), num_workers=1))
+    assert report.start_method == "forkserver"  # the option reached this xdist worker
 
 
 def test_lambda(dataloader_doctor):
     dataloader_doctor.check(DataLoader(Squares(Lambda(lambda x: x)), num_workers=1))
-
-
-def test_rng(dataloader_doctor):
-    dataloader_doctor.check(DataLoader(Noisy(), num_workers=2))
 '''
 
 
 def test_works_under_xdist(pytester):
     pytest.importorskip("xdist")
     _write_project(pytester, XDIST_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", timeout=300)
-    result.assert_outcomes(passed=2, failed=2)
-    text = result.stdout.str()
-    assert "DLW102 %s (start method: spawn)" % RULES["DLW102"].title in text
-    assert "DLW111 %s (start method: spawn)" % RULES["DLW111"].title in text
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2",
+                                           "--dlw-start-method", "forkserver", timeout=300)
+    result.assert_outcomes(passed=1, failed=1)
+    assert "DLW102 %s (start method: forkserver)" % RULES["DLW102"].title in result.stdout.str()
     records = _records(pytester)
-    assert len(records) == 4
+    assert len(records) == 2
+    assert sum(len(r["seen"]) for r in records) >= 1  # the good check's worker
     _assert_no_process_left(records)
