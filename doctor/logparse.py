@@ -19,11 +19,13 @@ from doctor.evidence import Exc, Frame
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 #: prefixes that launchers and loggers put before every line: torchrun's
-#: ``[rank0]:``/``[default0]:``, ISO or log-module timestamps, bracketed times
+#: ``[rank0]:``/``[default0]:``, ISO or log-module timestamps, bracketed times, srun's
+#: ``--label`` task number
 _PREFIX = re.compile(
     r"^(?:\[(?:rank|default)\d+\]:\s?"
     r"|\[?\d{4}-\d\d-\d\d[ T][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]? ?(?:[-|] )?"
-    r"|\[\d\d:\d\d:\d\d(?:[.,]\d+)?\] ?)")
+    r"|\[\d\d:\d\d:\d\d(?:[.,]\d+)?\] ?"
+    r"| ?\d{1,4}: )")  # srun --label: "0: ", "12: "
 _TB_TEXT = "Traceback (most recent call last):"
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _ORIGINAL = re.compile(r"^\s*Original Traceback \(most recent call last\):\s*$")

@@ -65,7 +65,8 @@ def test_during_handling_chain():
     lambda t: "".join("2026-01-14T09:12:44.390Z " + l + "\n" for l in t.split("\n")),
     lambda t: "\x1b[31m" + t.replace("ValueError", "\x1b[1;35mValueError\x1b[0m"),
     lambda t: "\r  3%|#   | 3/100 [00:01<00:40]" + t,                          # glued to a bar
-], ids=["crlf", "rank", "logging", "iso", "ansi", "tqdm"])
+    lambda t: "".join("3: " + l + "\n" for l in t.split("\n")),              # srun --label
+], ids=["crlf", "rank", "logging", "iso", "ansi", "tqdm", "srun"])
 def test_noise_around_every_line_changes_nothing(transform):
     [exc] = parse_text(transform(WORKER_TB)).exceptions
     assert exc.original.process == "worker 2"
