@@ -45,11 +45,13 @@ def _noise_block(rng, epoch):
         out.append("2024-05-02 14:%02d:%02d,%03d - INFO - epoch %d step %d loss %.4f lr %.2e\n" % (
             step % 60, (step * 7) % 60, step * 13 % 1000, epoch, step * 50,
             rng.random(), 3e-4 * rng.random()))
-    bar = "".join("\r\x1b[32mEpoch %d\x1b[0m: %3d%%|%-20s| %d/400 [00:%02d<01:10, 5.71it/s, loss=%.3f]"
-                  % (epoch, i // 4, "#" * (i // 20), i, i // 6, rng.random()) for i in range(0, 400, 9))
+    frame = "\r\x1b[32mEpoch %d\x1b[0m: %3d%%|%-20s| %d/400 [00:%02d<01:10, 5.71it/s, loss=%.3f]"
+    bar = "".join(frame % (epoch, i // 4, "#" * (i // 20), i, i // 6, rng.random())
+                  for i in range(0, 400, 9))
     out.append(bar + "\n")
-    out.append("[rank0]: /opt/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py:617: "
-               "UserWarning: This DataLoader will create 16 worker processes in total. Our suggested "
+    out.append("[rank0]: /opt/venv/lib/python3.11/site-packages/torch/utils/data/"
+               "dataloader.py:617: UserWarning: This DataLoader will create 16 worker "
+               "processes in total. Our suggested "
                "max number of worker in current system is 8, which is smaller than what this "
                "DataLoader is going to create.\n")
     out.append("[rank0]:   warnings.warn(\n")
@@ -145,8 +147,8 @@ def main():
     build_all_tracebacks(path, 10)
     cases.append(("10 MB all tracebacks", path))
 
-    print("%-24s %9s %9s %9s %11s %8s %s" % ("log", "size MB", "parse s", "cli s",
-                                           "peak RSS", "code", "bar"))
+    print("%-24s %9s %9s %9s %11s %8s %s" % (
+        "log", "size MB", "parse s", "cli s", "peak RSS", "code", "bar"))
     for name, path in cases:
         size = os.path.getsize(path) / 1024.0 / 1024.0
         parse_s, found = best(lambda: parse(path))
@@ -158,8 +160,8 @@ def main():
         bar = ""
         if name == "10 MB training log":
             bar = "parse <= %.1f s: %s" % (BAR, "held" if parse_s <= BAR else "MISSED")
-        print("%-24s %9.1f %9.3f %9.3f %8.1f MiB %8s %s" % (name, size, parse_s, cli_s, rss,
-                                                          code, bar))
+        print("%-24s %9.1f %9.3f %9.3f %8.1f MiB %8s %s" % (
+            name, size, parse_s, cli_s, rss, code, bar))
     if not args.keep:
         for _, path in cases:
             os.remove(path)

@@ -95,7 +95,8 @@ _QUIET_OS_MARKERS = (":\\", "/home/", "/Users/")
 _HINT_PYTHON = re.compile(r"(?:[\\/]python(?P<a>3\.\d+)[\\/]|[\\/]Python(?P<b>3)(?P<c>\d+)[\\/]|"
                           r"python@(?P<d>3\.\d+)|^Python (?P<e>3\.\d+\.\d+)|"
                           r"Python version: (?P<f>3\.\d+\.\d+))", re.M)
-_HINT_TORCH = re.compile(r"(?i)(?:^|[\s(])(?:torch|pytorch)(?:==| version:? | |-)v?(?P<v>\d+\.\d+(?:\.\d+)?"
+_HINT_TORCH = re.compile(r"(?i)(?:^|[\s(])(?:torch|pytorch)(?:==| version:? | |-)"
+                         r"v?(?P<v>\d+\.\d+(?:\.\d+)?"
                          r"(?:[+a-z0-9.]*)?)\b")
 _HINT_METHOD = (("popen_spawn_win32", "spawn"), ("popen_spawn_posix", "spawn"),
                 ("SpawnProcess", "spawn"), ("popen_forkserver", "forkserver"),
@@ -453,7 +454,8 @@ class LogParser:
         if line.startswith((" ", "\t")) or re.match(r"^\d+ ", stripped):
             return  # code context lines
         match = _EXC.match(stripped)
-        if match and (match["type"].rsplit(".", 1)[-1] == self._ipy_type or match["msg"] is not None):
+        if match and (match["type"].rsplit(".", 1)[-1] == self._ipy_type
+                      or match["msg"] is not None):
             self._state = "traceback"
             self._phase = "frames"
             self._traceback_line(line)
@@ -569,7 +571,8 @@ class LogParser:
         for at, kind, item in events:
             symptom = _is_symptom(item)
             if current is None:
-                if symptom and found and found[-1]["closed"] and kind == 0 and item.process != "main":
+                if (symptom and found and found[-1]["closed"] and kind == 0
+                        and item.process != "main"):
                     found[-1]["exceptions"].append(item)
                     continue
                 current = {"line": at, "exceptions": [], "lines": [], "closed": False}

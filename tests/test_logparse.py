@@ -13,17 +13,17 @@ WORKER_TB = '''Traceback (most recent call last):
     raise exception
 ValueError: Caught ValueError in DataLoader worker process 2.
 Original Traceback (most recent call last):
-  File "/home/u/.venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 308, in _worker_loop
+  File "/v/lib/python3.9/site-packages/torch/utils/data/_utils/worker.py", line 308, in _worker_loop
     data = fetcher.fetch(index)
   File "/home/u/data.py", line 12, in __getitem__
     raise ValueError("bad sample %d" % i)
 ValueError: bad sample 3
 '''
 
-SIGNAL_CHAIN = '''Traceback (most recent call last):
+SIGNAL_CHAIN = ('''Traceback (most recent call last):
   File "/x/site-packages/torch/utils/data/dataloader.py", line 1291, in _try_get_data
     data = self._data_queue.get(timeout=timeout)
-RuntimeError: DataLoader worker (pid 9321) is killed by signal: Killed. 
+RuntimeError: DataLoader worker (pid 9321) is killed by signal: Killed.{SPACE}
 
 The above exception was the direct cause of the following exception:
 
@@ -31,7 +31,7 @@ Traceback (most recent call last):
   File "/home/u/train.py", line 9, in <module>
     for batch in loader:
 RuntimeError: DataLoader worker (pid(s) 9321) exited unexpectedly
-'''
+''').replace("{SPACE}", " ")  # torch's signal message ends with a space
 
 
 def test_worker_exception_keeps_the_original_and_its_worker():
@@ -47,25 +47,27 @@ def test_chain_is_one_exception_with_its_context():
     parser = parse_text(SIGNAL_CHAIN)
     [last] = parser.exceptions
     assert last.last_line().endswith("(pid(s) 9321) exited unexpectedly")
-    assert last.context.last_line().startswith("RuntimeError: DataLoader worker (pid 9321) is killed")
+    first = last.context.last_line()
+    assert first.startswith("RuntimeError: DataLoader worker (pid 9321) is killed")
     assert parser.hints["worker_exits"] == [{"pid": 9321, "signal": "Killed"}]
 
 
 def test_during_handling_chain():
-    text = SIGNAL_CHAIN.replace("The above exception was the direct cause of the following exception:",
-                                "During handling of the above exception, another exception occurred:")
+    text = SIGNAL_CHAIN.replace(
+        "The above exception was the direct cause of the following exception:",
+        "During handling of the above exception, another exception occurred:")
     [last] = parse_text(text).exceptions
     assert last.context is not None
 
 
 @pytest.mark.parametrize("transform", [
     lambda t: t.replace("\n", "\r\n"),                                        # CRLF
-    lambda t: "".join("[rank0]: " + l + "\n" for l in t.split("\n")),        # torchrun
-    lambda t: "".join("2024-05-02 14:01:07,331 - " + l + "\n" for l in t.split("\n")),
-    lambda t: "".join("2026-01-14T09:12:44.390Z " + l + "\n" for l in t.split("\n")),
+    lambda t: "".join("[rank0]: " + line + "\n" for line in t.split("\n")),        # torchrun
+    lambda t: "".join("2024-05-02 14:01:07,331 - " + line + "\n" for line in t.split("\n")),
+    lambda t: "".join("2026-01-14T09:12:44.390Z " + line + "\n" for line in t.split("\n")),
     lambda t: "\x1b[31m" + t.replace("ValueError", "\x1b[1;35mValueError\x1b[0m"),
     lambda t: "\r  3%|#   | 3/100 [00:01<00:40]" + t,                          # glued to a bar
-    lambda t: "".join("3: " + l + "\n" for l in t.split("\n")),              # srun --label
+    lambda t: "".join("3: " + line + "\n" for line in t.split("\n")),              # srun --label
 ], ids=["crlf", "rank", "logging", "iso", "ansi", "tqdm", "srun"])
 def test_noise_around_every_line_changes_nothing(transform):
     [exc] = parse_text(transform(WORKER_TB)).exceptions
@@ -115,7 +117,8 @@ def test_exception_ignored_at_exit_is_noise():
 
 def test_python314_notes_stay_with_their_exception():
     text = ('Traceback (most recent call last):\n  File "/a/t.py", line 3, in <module>\n    x\n'
-            "_pickle.PicklingError: Can't pickle local object <function f.<locals>.<lambda> at 0x1>\n"
+            "_pickle.PicklingError: Can't pickle local object "
+            "<function f.<locals>.<lambda> at 0x1>\n"
             "when serializing tuple item 6\nwhen serializing dict item '_args'\n"
             "when serializing multiprocessing.context.ForkServerProcess object\nnext line\n")
     [exc] = parse_text(text).exceptions
@@ -134,7 +137,8 @@ def test_ipython_traceback_becomes_frames():
             "KeyError: 7\n")
     [exc] = parse_text(text).exceptions
     assert [(f.path, f.line) for f in exc.frames] == [
-        ("<cell In[4]>", 2), ("~/env/lib/python3.11/site-packages/torch/utils/data/dataloader.py", 630)]
+        ("<cell In[4]>", 2),
+        ("~/env/lib/python3.11/site-packages/torch/utils/data/dataloader.py", 630)]
     assert exc.original.last_line() == "KeyError: 7"
 
 
@@ -167,7 +171,8 @@ def test_host_hints():
     assert parser.hints["python"] == "3.10.12"
     assert parser.hints["torch"] == "2.1.2+cu121"
     assert parser.hints["os"] == "Linux"
-    win = parse_text('  File "C:\\Users\\a\\AppData\\Local\\Programs\\Python\\Python39\\lib\\x.py", '
+    win = parse_text('  File "C:\\Users\\a\\AppData\\Local\\Programs\\Python\\Python39'
+                     '\\lib\\x.py", '
                      'line 1, in f\n')
     assert win.hints["os"] == "Windows"
     mac = parse_text("Traceback (most recent call last):\n"
@@ -182,7 +187,8 @@ def test_warnings_kept_once_each():
     tokenizers = ("huggingface/tokenizers: The current process just got forked, after parallelism "
                   "has already been used. Disabling parallelism to avoid deadlocks...\n")
     fork = ("/usr/lib/python3.12/multiprocessing/popen_fork.py:66: DeprecationWarning: This "
-            "process (pid=307138) is multi-threaded, use of fork() may lead to deadlocks in the child.\n")
+            "process (pid=307138) is multi-threaded, use of fork() may lead to deadlocks "
+            "in the child.\n")
     parser = parse_text(warning * 3 + tokenizers + fork)
     kinds = [w.split(":", 1)[0] for w in parser.warnings]
     assert kinds == ["UserWarning", "TokenizersWarning", "DeprecationWarning"]
@@ -200,7 +206,8 @@ def test_memory_is_bounded_by_caps():
 def test_crashes_are_cut_and_symptoms_join_their_crash():
     parent = ('Traceback (most recent call last):\n'
               '  File "C:\\u\\t.py", line 3, in <module>\n    for b in dl:\n'
-              '  File "C:\\py\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 1, in i\n'
+              '  File "C:\\py\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", '
+              'line 1, in i\n'
               '    w.start()\n'
               "AttributeError: Can't pickle local object 'main.<locals>.<lambda>'\n")
     child = ('Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
