@@ -392,6 +392,8 @@ class _Search:
             return _culprit(obj, path, failure, self.pickling)
         if depth >= _MAX_DEPTH or self.pickling.dumps >= _MAX_DUMPS:
             return _culprit(obj, path, failure, self.pickling)
+        if _handle_kind(obj) is not None:  # a zip archive, not the file inside it
+            return _culprit(obj, path, failure, self.pickling)
         try:
             parts = _parts(obj)
         except Exception as exc:  # __reduce_ex__ / __getstate__ refuses: it is this object

@@ -10,11 +10,14 @@ import io
 import json
 import multiprocessing
 import os
+import socket
 import sqlite3
 import subprocess
+import tarfile
 import sys
 import textwrap
 import threading
+import zipfile
 
 import pytest
 import torch
@@ -112,6 +115,8 @@ def test_good_objects_are_none_and_really_reach_a_spawned_worker():
         {"tensor": torch.zeros(3), "nested": [(1, "a", b"b", None, 2.5)], "slot": Slotted(1)},
         multiprocessing.get_context("spawn").Queue(),
         double,
+        # spawn hands a socket to the child as a file descriptor (reduction.DupFd)
+        socket.socket(),
     ]
     for obj in good:
         assert find_unpicklable(obj) is None, obj
@@ -233,6 +238,22 @@ def binary_file(tmp_path):
 
 
 @pytest.fixture
+def zip_archive(tmp_path):
+    path = tmp_path / "images.zip"
+    zipfile.ZipFile(path, "w").close()
+    with zipfile.ZipFile(path) as archive:
+        yield archive
+
+
+@pytest.fixture
+def tar_archive(tmp_path):
+    path = tmp_path / "images.tar"
+    tarfile.open(path, "w").close()
+    with tarfile.open(path) as archive:
+        yield archive
+
+
+@pytest.fixture
 def connection(tmp_path):
     conn = sqlite3.connect(str(tmp_path / "db.sqlite"))
     yield conn
@@ -249,6 +270,9 @@ HANDLES = {
     "generator": (lambda r: read_lines(), "generator"),
     "module": (lambda r: json, "module"),
     "bytesio_reader": (lambda r: io.BufferedReader(io.BytesIO(b"x")), "_io.BufferedReader"),
+    # reported as the archive, not as the file object inside it
+    "zip": (lambda r: r.getfixturevalue("zip_archive"), "zipfile.ZipFile"),
+    "tar": (lambda r: r.getfixturevalue("tar_archive"), "tarfile.TarFile"),
 }
 
 
