@@ -75,6 +75,11 @@ class DataLoaderDoctor:
         Fails the test, naming the cause, when the loader cannot run there; returns
         a ``CheckReport`` when it can.  ``loader`` itself is not changed.
         """
+        from torch.utils.data import DataLoader
+
+        if not isinstance(loader, DataLoader):
+            raise TypeError("dataloader_doctor.check takes a torch.utils.data.DataLoader, "
+                            "not %s" % type(loader).__name__)
         method = self.forced_start_method or start_method
         if method not in START_METHODS:
             raise ValueError("start_method must be one of %s, not %r"

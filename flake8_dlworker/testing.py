@@ -79,7 +79,13 @@ def assert_picklable(obj, name="obj"):
 
 
 def find_unpicklable(obj, root="obj"):
-    """The first part of ``obj`` that cannot reach a spawned worker, or None when it all can."""
+    """The first part of ``obj`` that cannot reach a spawned worker, or None when it all can.
+
+    A ``DataLoader`` is not pickled itself: what it sends to each worker is
+    (``loader_payload``), with paths such as ``loader.dataset.transform``.
+    """
+    if _is_dataloader(obj):
+        return find_unpicklable_in_loader(obj, root)
     with _SpawnPickling() as pickling:
         failure = pickling.dump(obj)
         if failure is None:
@@ -97,6 +103,11 @@ def loader_payload(loader):
     if loader.worker_init_fn is not None:
         parts.append(("worker_init_fn", loader.worker_init_fn))
     return parts
+
+
+def _is_dataloader(obj):
+    data = sys.modules.get("torch.utils.data")
+    return data is not None and isinstance(obj, data.DataLoader)
 
 
 def find_unpicklable_in_loader(loader, name="loader"):
@@ -632,12 +643,14 @@ def _class_location(cls, pickling):
 
 def _culprit(obj, path, failure, pickling, cls=None):
     """Describe ``obj`` (or, with ``cls``, an instance of a class that cannot travel)."""
-    if cls is not None:
-        what, code, file, line = _describe_definition(cls, failure, pickling)
-        what = "instance of " + what
-        return Culprit(path, _qualified(type(obj)), what, code, file, line,
-                       _failure_text(failure, pickling))
-    what, code, file, line = _describe(obj, failure, pickling)
+    try:
+        if cls is not None:
+            what, code, file, line = _describe_definition(cls, failure, pickling)
+            what = "instance of " + what
+        else:
+            what, code, file, line = _describe(obj, failure, pickling)
+    except Exception:  # an odd object's attributes must not hide the path to it
+        what, code, file, line = "object of type %s" % _qualified(type(obj)), None, None, None
     return Culprit(path, _qualified(type(obj)), what, code, file, line,
                    _failure_text(failure, pickling))
 

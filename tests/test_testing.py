@@ -350,6 +350,32 @@ def test_nn_module_children_read_as_attributes():
     assert find_unpicklable(model, "model").path == "model.head.hook"
 
 
+class Refuses:
+    """Refuses to be pickled in its own way, and has a property that raises."""
+
+    def __reduce__(self):
+        raise ValueError("not today")
+
+    @property
+    def name(self):
+        raise RuntimeError("no name either")
+
+
+class OddReduce:
+    def __reduce__(self):
+        return (OddReduce, "not a tuple of arguments")
+
+
+def test_odd_objects_give_a_culprit_not_an_error():
+    culprit = find_unpicklable(Dataset(weird=Refuses()), "dataset")
+    assert (culprit.path, culprit.code) == ("dataset.weird", None)
+    assert culprit.what == "object of type %s.Refuses" % __name__
+    assert culprit.error == "ValueError: not today" == spawn_start_error(Refuses())
+    culprit = find_unpicklable([OddReduce()], "items")
+    assert culprit.path == "items[0]"
+    assert culprit.error == spawn_start_error(OddReduce())
+
+
 # --- assert_picklable ------------------------------------------------------------
 
 def test_assert_picklable_raises_an_assertion_error_with_the_culprit(text_file):
@@ -371,8 +397,13 @@ def test_loader_payload_paths():
         Dataset(Compose([Lambda(lambda x: x)])), num_workers=2)  # noqa: DLW102
     culprit = find_unpicklable_in_loader(loader)
     assert culprit.path == "loader.dataset.transform.transforms[0].lambd"
-    fine = torch.utils.data.DataLoader(Dataset(), collate_fn=double, num_workers=2)
+    # a loader given to find_unpicklable / assert_picklable: what it sends to workers
+    assert find_unpicklable(loader, "train_loader") == culprit._replace(
+        path="train_loader.dataset.transform.transforms[0].lambd")
+    fine = torch.utils.data.DataLoader(Dataset(), collate_fn=double, num_workers=2,
+                                       generator=torch.Generator())  # stays in the parent
     assert find_unpicklable_in_loader(fine) is None
+    assert_picklable(fine)
 
 
 # --- a culprit at any place in any structure -------------------------------------
