@@ -175,18 +175,14 @@ class _SpawnPickling:
         self.dumps = 0
         self.main = None
         self.pickler = None
-        self.generator_type = None
 
     def __enter__(self):
         from multiprocessing import context, reduction
 
-        torch = sys.modules.get("torch")
-        if torch is not None:
+        if "torch" in sys.modules:
             # torch registers its tensor and storage reducers on ForkingPickler when
             # torch.multiprocessing is imported; without torch no object holds a tensor
             import torch.multiprocessing  # noqa: F401
-
-            self.generator_type = getattr(torch, "Generator", None)
         self._context = context
         self._previous = context.get_spawning_popen()
         self.main = _MainReach.current()
