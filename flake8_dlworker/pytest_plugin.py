@@ -186,6 +186,7 @@ class _Check:
         before = _Processes()
         iterator = None
         got = []
+        finished = False  # every batch taken: the workers may stop in their own time
         try:
             with _Deadline(self) as deadline:
                 with self._capture_worker_stderr():
@@ -200,6 +201,7 @@ class _Check:
                         break
                 self.phase = "reading what the workers drew"
                 reports = _receive(draws, len(self.worker_pids), deadline)
+            finished = True
         except _Timeout:
             self.timed_out = True
             error = None
@@ -208,8 +210,8 @@ class _Check:
         else:
             error = None
         finally:
-            left = self._end_workers(iterator, before,
-                                     failed=self.timed_out or iterator is None)
+            # after a failure, a timeout or Ctrl-C the workers are stopped at once
+            left = self._end_workers(iterator, before, failed=not finished)
             draws.close()
             draws.join_thread()
             self._stderr_text()  # complete now that the workers are gone

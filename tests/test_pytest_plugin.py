@@ -8,6 +8,9 @@ behind after any test, hanging ones included, nor after the run.
 """
 import json
 import re
+import signal
+import subprocess
+import sys
 import time
 
 import psutil
@@ -476,3 +479,43 @@ def test_works_under_xdist(pytester):
     assert len(records) == 2
     assert sum(len(r["seen"]) for r in records) >= 1  # the good check's worker
     _assert_no_process_left(records)
+
+
+INTERRUPT_TESTS = '''
+from torch.utils.data import DataLoader
+
+from loaders import Stuck
+
+
+def test_interrupted(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Stuck(), num_workers=2), timeout=300)
+'''
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or sys.platform == "win32",
+                    reason="sends SIGINT to a POSIX process")
+def test_ctrl_c_during_a_check_ends_its_workers(pytester):
+    _write_project(pytester, INTERRUPT_TESTS)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_loaders.py"],
+        cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
+    try:
+        runner = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 120
+        workers = []
+        while len(workers) < 2:  # both spawned, then stuck in __getitem__
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.2)
+            workers = [p for p in runner.children(recursive=True)
+                       if "spawn_main" in " ".join(p.cmdline())]
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "KeyboardInterrupt" in out
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert alive == [], out
