@@ -297,7 +297,8 @@ class _Check:
                     "DLW109", "dataset: worker 0 and worker %d yielded the same first batch "
                     "(%s)" % (worker, type(self.loader.dataset).__name__),
                     None, ["batch from worker 0: %s" % _short(first),
-                           "batch from worker %d: %s" % (worker, _short(got[worker]))])
+                           "batch from worker %d: %s" % (worker, _short(got[worker])),
+                           "dataset class: %s" % _site(type(self.loader.dataset))])
 
     def _exits(self):
         return ["worker pid %d: %s" % (pid, "killed by signal %d (%s)" % (
@@ -356,7 +357,8 @@ class _Check:
                     raise _Problem(
                         "DLW111", "%s: %s draws the same numbers in workers %s" % (
                             path, type_name, " and ".join(map(str, workers))),
-                        None, ["next number in each of those workers: %r" % (number,)])
+                        None, ["next number in each of those workers: %r" % (number,),
+                               "dataset class: %s" % _site(type(self.loader.dataset))])
 
     # -- a failure of the loader, named --------------------------------------------------
     def _explain(self, exc):
@@ -669,6 +671,15 @@ def _error_lines(text):
             and not line.startswith("Traceback (most recent call last)")
             and not line.startswith(("Thread 0x", "Current thread", "Extension modules"))]
     return kept[-_TAIL_LINES:]
+
+
+def _site(cls):
+    from flake8_dlworker.testing import class_site
+
+    try:
+        return class_site(cls)
+    except Exception:  # a class without a findable source: its name
+        return cls.__qualname__
 
 
 def _short(value, limit=120):

@@ -625,7 +625,8 @@ def _class_location(cls, pickling):
     except (KeyError, AttributeError):
         pass
     line = getattr(cls, "__firstlineno__", None)  # Python 3.13+
-    if line is None and cls.__module__ == "__main__" and pickling.main is not None:
+    if (line is None and cls.__module__ == "__main__" and pickling is not None
+            and pickling.main is not None):
         line = pickling.main.definition_line(cls)
     if line is None and file:
         try:
@@ -635,6 +636,12 @@ def _class_location(cls, pickling):
         except Exception:  # no source at hand: the file alone
             line = None
     return file, line
+
+
+def class_site(cls):
+    """``"Name defined at file.py:12"`` for a class, as the culprits say it."""
+    file, line = _class_location(cls, None)
+    return "%s%s" % (cls.__qualname__, _where(file, line))
 
 
 def _culprit(obj, path, failure, pickling, cls=None):
