@@ -73,7 +73,11 @@ class DataLoaderDoctor:
         """Run ``batches`` batches of a copy of ``loader`` in ``start_method`` workers.
 
         Fails the test, naming the cause, when the loader cannot run there; returns
-        a ``CheckReport`` when it can.  ``loader`` itself is not changed.
+        a ``CheckReport`` when it can.  ``loader`` itself is not changed.  For an
+        ``IterableDataset`` with several workers it takes at least two batches from
+        each worker, to compare them (DLW109).  ``timeout`` bounds the whole check,
+        starting the workers included; ``--dlw-start-method`` overrides
+        ``start_method``.
         """
         from torch.utils.data import DataLoader
 

@@ -267,7 +267,7 @@ def test_fork_pickles_nothing(dataloader_doctor):
 '''
 
 #: long enough for a spawned worker to import torch on a loaded machine
-HANG_TIMEOUT = 12
+HANG_TIMEOUT = 20
 
 #: (test, code, the culprit line); None: the test passes
 EXPECTED = {
