@@ -15,7 +15,7 @@ demo: $(BIN)/.installed
 	@$(BIN)/python scripts/demo.py
 
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/lint_bench.py

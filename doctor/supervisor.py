@@ -95,7 +95,10 @@ class Run:
                 if self.status:
                     self.status.clear()
             events = read_events(events_path)
-        return self._evidence(outcome, events, time.monotonic() - started)
+            dumps = _stack_dumps(tmp)
+        ev = self._evidence(outcome, events, time.monotonic() - started)
+        ev.stacks.extend(dumps)
+        return ev
 
     def _watch(self, started, events_path):
         """Sample until the main process exits or the time is up."""
@@ -284,6 +287,22 @@ class Run:
             if self.last_available.get(pid) is not None:
                 worker.available_gb = self.last_available[pid] / _GIB
         return list(found.values())
+
+
+def _stack_dumps(folder):
+    """The stacks that processes dumped on SIGUSR2, one file each, workers last."""
+    dumps = []
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("stack-"):
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8",
+                          errors="replace") as handle:
+                    text = handle.read().strip()
+            except OSError:
+                continue
+            if text:
+                dumps.append(text)
+    return dumps
 
 
 def _running(proc):

@@ -34,3 +34,20 @@ def emit(event, **fields):
         os.write(_fd, (json.dumps(fields, default=str) + "\n").encode("utf-8"))
     except OSError:
         pass
+
+
+_stack_files = []  # kept open for faulthandler, which writes to their descriptors
+
+
+def stack_file():
+    """This process's file for stack dumps asked for with SIGUSR2, beside the events:
+    one file per process, so that dumps of several processes never interleave."""
+    path = os.environ.get(EVENTS)
+    if not path:
+        return None
+    try:
+        handle = open(os.path.join(os.path.dirname(path), "stack-%d.txt" % os.getpid()), "w")
+    except OSError:
+        return None
+    _stack_files.append(handle)
+    return handle

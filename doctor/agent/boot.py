@@ -12,15 +12,16 @@ import runpy
 import signal
 import sys
 
-from doctor.agent import START_METHOD, emit
+from doctor.agent import START_METHOD, emit, stack_file
 from doctor.agent import hooks
 
 
 def main(argv):
     method = os.environ.get(START_METHOD, "spawn")
     multiprocessing.set_start_method(method, force=True)
-    if hasattr(signal, "SIGUSR2"):
-        faulthandler.register(signal.SIGUSR2, all_threads=True)
+    dump_to = stack_file()
+    if hasattr(signal, "SIGUSR2") and dump_to is not None:
+        faulthandler.register(signal.SIGUSR2, file=dump_to, all_threads=True)
     hooks.install()
     emit("main_start", start_method=method)
     if argv[0] == "-m":

@@ -10,7 +10,7 @@ import faulthandler
 import os
 import signal
 
-from doctor.agent import emit
+from doctor.agent import emit, stack_file
 
 #: the real loop, when this module was patched in before a fork (then it is inherited)
 original = None
@@ -32,8 +32,9 @@ def worker_loop(*args, **kwargs):
         faulthandler.enable(all_threads=True)
 
     signal_handling._set_worker_signal_handlers = set_handlers
-    if DUMP_SIGNAL is not None:
-        faulthandler.register(DUMP_SIGNAL, all_threads=True)
+    dump_to = stack_file()
+    if DUMP_SIGNAL is not None and dump_to is not None:
+        faulthandler.register(DUMP_SIGNAL, file=dump_to, all_threads=True)
     worker_id = args[10] if len(args) > 10 else kwargs.get("worker_id")
     emit("worker_start", worker_id=worker_id, parent=os.getppid())
     loop = original or torch_worker._worker_loop
