@@ -256,6 +256,11 @@ def test_worker_hangs(dataloader_doctor):
     dataloader_doctor.check(DataLoader(Stuck(), num_workers=1), timeout=TIMEOUT)
 
 
+def test_torch_generator_under_fork(dataloader_doctor):
+    gen = torch.Generator().manual_seed(0)
+    dataloader_doctor.check(DataLoader(Squares(gen=gen), num_workers=2), start_method="fork")
+
+
 def test_fork_pickles_nothing(dataloader_doctor):
     loader = DataLoader(Squares(Compose([Lambda(lambda x: x)])), num_workers=1)
     report = dataloader_doctor.check(loader, start_method="fork")
@@ -269,7 +274,7 @@ def test_fork_pickles_nothing(dataloader_doctor):
 #: long enough for a spawned worker to import torch on a loaded machine
 HANG_TIMEOUT = 20
 
-#: (test, code, the culprit line); None: the test passes
+#: test -> (code, the culprit line[, start method]); None: the test passes
 EXPECTED = {
     "test_good_map_dataset": None,
     "test_good_sharded_stream_and_reseeded_rng": None,
@@ -288,6 +293,9 @@ EXPECTED = {
         "DLW108", "dataset.db: sqlite3 connection (sqlite3.Connection) (DLW108)"),
     "test_torch_generator": ("DLW108", "dataset.gen: torch.Generator (torch._C.Generator) "
                                        "(DLW108)"),
+    "test_torch_generator_under_fork": (
+        "DLW111", "dataset.gen: torch._C.Generator draws the same numbers in workers 0 and 1",
+        "fork"),
     "test_unsharded_stream": (
         "DLW109", "dataset: worker 0 and worker 1 yielded the same first batch (Stream)"),
     "test_rng_on_dataset": (
@@ -359,17 +367,17 @@ def _assert_no_process_left(records):
                 time.sleep(0.1)
 
 
-def _check_failure(section, code, culprit, values):
+def _check_failure(section, code, culprit, values, method="spawn"):
     text = "\n".join(section)
     assert "Traceback (most recent call last)" not in text
     if code is None:  # a failure the catalog has no cause for: said plainly, no code
         assert section[0] == "the DataLoader cannot run in worker processes (start method: " \
-                             "spawn)", text
+                             "%s)" % method, text
         assert section[1] == culprit, text
         assert not re.search(r"\bDLW\d{3}\b", text), text
         return
     rule = RULES[code]
-    assert section[0] == "%s %s (start method: spawn)" % (code, rule.title), text
+    assert section[0] == "%s %s (start method: %s)" % (code, rule.title, method), text
     expected = culprit.format(**values)
     if "*" in expected:
         assert re.fullmatch(re.escape(expected).replace(r"\*", ".*"), section[1]), text
@@ -391,8 +399,7 @@ def test_spawn_checks_pass_and_fail_with_code_and_path(pytester):
     values = {"lambda": _line_of(tests, "# the lambda"),
               "collate": _line_of(tests, "def collate(batch)")}
     for name in failing:
-        code, culprit = EXPECTED[name]
-        _check_failure(sections[name], code, culprit, values)
+        _check_failure(sections[name], *EXPECTED[name][:2], values, *EXPECTED[name][2:])
     # evidence beyond the culprit line
     assert "next number in each of those workers: 0.6369616873214543" in sections[
         "test_rng_on_dataset"]
@@ -421,7 +428,7 @@ def test_spawn_checks_pass_and_fail_with_code_and_path(pytester):
             assert len(workers) >= STARTS_WORKERS[name], (name, record)
             assert all("multiprocessing.spawn import spawn_main" in cmd
                        for _, cmd in workers), (name, record)
-        elif name != "test_fork_pickles_nothing":  # refused before any worker started
+        elif "fork" not in name:  # refused by the pickle probe before any worker started
             assert record["seen"] == {}, (name, record)
     _assert_no_process_left(records.values())
 

@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.testing import (
-    Culprit, UnpicklableError, assert_picklable, find_unpicklable, find_unpicklable_in_loader)
+    Culprit, UnpicklableError, _draw, assert_picklable, find_unpicklable,
+    find_unpicklable_in_loader, random_generators)
 
 HERE = os.path.abspath(__file__)
 
@@ -404,6 +405,31 @@ def test_loader_payload_paths():
                                        generator=torch.Generator())  # stays in the parent
     assert find_unpicklable_in_loader(fine) is None
     assert_picklable(fine)
+
+
+# --- random generators kept on a dataset (what the pytest plugin reads in workers) --
+
+def test_random_generators_are_found_and_a_draw_leaves_them_untouched():
+    import random
+
+    import numpy as np
+
+    dataset = Dataset(Compose([Box(rng=random.Random(1))]), np_rng=np.random.default_rng(2),
+                      legacy=np.random.RandomState(3), gen=torch.Generator().manual_seed(4),
+                      system=random.SystemRandom(), nested={"k": [np.random.default_rng(5)]})
+    found = dict(random_generators(dataset, "dataset"))
+    assert sorted(found) == ["dataset.gen", "dataset.legacy", "dataset.nested['k'][0]",
+                             "dataset.np_rng", "dataset.transform.transforms[0].rng"]
+    for path, rng in found.items():
+        first = _draw(rng)
+        assert _draw(rng) == first, path  # drawn from a copy: the generator did not move
+    assert found["dataset.np_rng"].random() == first_of(np.random.default_rng(2))
+    assert torch.rand(1, generator=found["dataset.gen"]).item() == _draw(
+        torch.Generator().manual_seed(4))
+
+
+def first_of(rng):
+    return rng.random()
 
 
 # --- a culprit at any place in any structure -------------------------------------
