@@ -715,7 +715,8 @@ def _library_frame(line):
     return any(part in path for part in _LIBRARY_PARTS)
 
 
-_LIBRARY_PARTS = ("/torch/utils/data/", "/multiprocessing/", "/threading.py", '"<string>"')
+_LIBRARY_PARTS = ("/torch/utils/data/", "/multiprocessing/", "/threading.py", '"<string>"',
+                  "/flake8_dlworker/testing.py")  # the probe around the worker_init_fn
 
 
 def _original_frames(text):
