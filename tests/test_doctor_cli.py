@@ -121,3 +121,64 @@ def test_terminal_report_has_no_colour_off_a_tty(tmp_path):
     status, _report, out, err, left = run_doctor(["train.py"], tmp_path)
     assert status == 1 and not left
     assert "DLW102" in out and "\x1b[" not in out and "\x1b[" not in err
+
+
+def _run_on_a_tty(args, cwd, env_extra):
+    """Run the doctor with stdout and stderr on a real pseudo-terminal; all it wrote."""
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(env_extra)
+    main, child = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "doctor", *args], cwd=cwd, env=env,
+                            stdin=subprocess.DEVNULL, stdout=child, stderr=child)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the terminal closed: every writer is gone
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=120)
+    os.close(main)
+    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+LAMBDA = LOADER.replace("num_workers=2", "num_workers=2, collate_fn=lambda b: b")
+
+
+def test_on_a_tty_status_line_and_colour(tmp_path):
+    (tmp_path / "train.py").write_text(LAMBDA)
+    status, text = _run_on_a_tty(["train.py"], tmp_path, {TOKEN: "tty-%d" % os.getpid()})
+    assert status == 1
+    assert "doctor: " in text and " processes  peak worker RSS " in text  # live status
+    assert "\x1b[1;31mDLW102" in text  # the cause in colour
+
+
+def test_no_color_is_respected_on_a_tty(tmp_path):
+    (tmp_path / "train.py").write_text(LAMBDA)
+    status, text = _run_on_a_tty(["train.py"], tmp_path, {"NO_COLOR": "1"})
+    assert status == 1 and "DLW102" in text
+    assert "\x1b[1;31m" not in text and "\x1b[0m" not in text
+
+
+def test_json_has_exactly_the_specified_keys(tmp_path):
+    (tmp_path / "train.py").write_text(LAMBDA)
+    status, report, _out, err, left = run_doctor(
+        ["--json", "--start-method", "forkserver", "train.py"], tmp_path)
+    assert status == 1 and not left, err[-2000:]
+    assert set(report) == {"schema", "target", "start_method", "outcome", "exit_code",
+                           "diagnoses", "host"}
+    assert (report["target"], report["start_method"], report["outcome"]) == (
+        "train.py", "forkserver", "crashed")
+    assert set(report["host"]) == {"os", "python", "torch", "cuda", "cpus", "ram_gb",
+                                   "shm_gb", "nofile_limit"}
+    (first, *_rest) = report["diagnoses"]
+    assert set(first) == {"code", "title", "confidence", "explanation", "evidence", "path",
+                          "line", "patch", "verified"}
+    assert (first["code"], first["path"], first["line"], first["verified"]) == (
+        "DLW102", "train.py", 9, None)
+    assert "under forkserver" in " ".join(first["evidence"])
