@@ -83,6 +83,8 @@ def find_unpicklable(obj, root="obj"):
 
     A ``DataLoader`` is not pickled itself: what it sends to each worker is
     (``loader_payload``), with paths such as ``loader.dataset.transform``.
+    As when spawn starts a worker, torch moves the CPU tensors it pickles into
+    shared memory; nothing else of ``obj`` changes.
     """
     if _is_dataloader(obj):
         return find_unpicklable_in_loader(obj, root)
