@@ -12,9 +12,9 @@ MODULE`` would, so each spawned worker re-imports the script as ``__mp_main__``
 and macOS.
 """
 import multiprocessing
-import os
-import runpy
 import sys
+
+from doctor.agent.boot import run_target
 
 USAGE = "usage: spawn_run.py SCRIPT [ARGS...] | spawn_run.py -m MODULE [ARGS...]"
 
@@ -24,18 +24,7 @@ def main(argv):
         print(USAGE, file=sys.stderr)
         return 2
     multiprocessing.set_start_method("spawn", force=True)
-    if argv[0] == "-m":
-        module, args = argv[1], argv[2:]
-        # `python -m` puts the working directory first on sys.path.
-        sys.path[0] = os.getcwd()
-        sys.argv = [module, *args]  # argv[0] becomes the module's file (alter_sys)
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-    else:
-        script, args = argv[0], argv[1:]
-        # `python SCRIPT` puts the script's folder first on sys.path.
-        sys.path[0] = os.path.dirname(os.path.abspath(script))
-        sys.argv = [script, *args]
-        runpy.run_path(script, run_name="__main__")
+    run_target(argv)  # the doctor's own runner, without its hooks
     return 0
 
 

@@ -24,6 +24,12 @@ def main(argv):
         faulthandler.register(signal.SIGUSR2, file=dump_to, all_threads=True)
     hooks.install()
     emit("main_start", start_method=method)
+    run_target(argv)
+
+
+def run_target(argv):
+    """Run ``[SCRIPT, *ARGS]`` or ``["-m", MODULE, *ARGS]`` as ``__main__``, with the
+    ``sys.argv`` and ``sys.path[0]`` that ``python SCRIPT`` / ``python -m`` give it."""
     if argv[0] == "-m":
         module, args = argv[1], argv[2:]
         sys.path[0] = os.getcwd()
