@@ -181,7 +181,9 @@ def pickling(ev):
         found = _find(ev, pattern)
         if found:
             exc, text, _ = found
-            where = " (printed by a %s process)" % exc.process if exc and exc.process != "main" else ""
+            where = ""
+            if exc and exc.process != "main":
+                where = " (printed by a %s process)" % exc.process
             diag = Diagnosis(code, "certain" if _static(ev, code) else "likely",
                              [_first_line(text) + where])
             _pickle_notes(diag, text)
@@ -373,7 +375,9 @@ def dlw201(ev):
     if worker is None and not found:
         return None
     if worker is not None:
-        used = ("%.2f GiB" % worker.peak_rss_gb) if worker.peak_rss_gb is not None else "an unmeasured amount"
+        used = "an unmeasured amount"
+        if worker.peak_rss_gb is not None:
+            used = "%.2f GiB" % worker.peak_rss_gb
         avail = ev.host.get("ram_gb")
         text = "%s was killed by signal 9 (SIGKILL) while using %s" % (_worker_words(worker), used)
         if worker.available_gb is not None and avail:

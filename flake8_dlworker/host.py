@@ -63,4 +63,3 @@ def facts(torch_version=None, cuda=False):
         "shm_gb": round(shm[0], 1) if shm else None,
         "nofile_limit": nofile_limit(),
     }
-
