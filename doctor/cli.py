@@ -239,8 +239,11 @@ def _report(ev, diagnoses, as_json):
 def cmd_explain(options):
     from doctor.explain import BadLog, diagnose_log, explain
 
+    if options.log == "-" and sys.stdin is None:
+        raise UsageError("-: there is no standard input to read the log from")
     try:
-        ev = explain(options.log, sys.stdin.buffer, options.start_method)
+        ev = explain(options.log, sys.stdin.buffer if sys.stdin else None,
+                     options.start_method)
     except BadLog as exc:
         raise UsageError(str(exc))
     diagnoses = diagnose_log(ev)

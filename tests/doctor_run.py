@@ -32,7 +32,8 @@ def run_doctor(args, cwd, limit=180, env=None):
     full_env.pop("NO_COLOR", None)
     try:
         proc = subprocess.run([sys.executable, "-m", "doctor", *args], cwd=cwd, env=full_env,
-                              capture_output=True, text=True, timeout=limit)
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=limit)
     except subprocess.TimeoutExpired:
         for p in leftovers(token):  # the doctor hung: end what it started, then fail
             p.kill()

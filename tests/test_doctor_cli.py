@@ -42,6 +42,7 @@ LOADER = textwrap.dedent("""\
     ([], "give a SCRIPT or -m MODULE"),
     (["-m", "no_such_module_here"], "no module named no_such_module_here"),
     (["explain", "missing.log"], "missing.log"),
+    (["explain", "-"], "-: the log is empty"),
     (["check", "missing.py"], "missing.py: no such file"),
 ])
 def test_bad_input_is_one_line_and_status_2(tmp_path, args, message):
