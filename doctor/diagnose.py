@@ -383,6 +383,10 @@ def dlw201(ev):
         if worker.available_gb is not None and avail:
             text += " of %.2f GiB available (host RAM %.1f GiB)" % (worker.available_gb, avail)
         evidence = [text]
+        if len(worker.rss_gb) > 1:
+            steps = worker.rss_gb[-8:]
+            evidence.append("its RSS over the run: " + ", ".join(
+                "%.2f GiB at %.1fs" % (gb, t) for t, gb in steps))
         peaks = [w.peak_rss_gb for w in ev.workers if w.peak_rss_gb is not None]
         if len(peaks) > 1:
             evidence.append("peak RSS per worker: " + ", ".join("%.2f GiB" % p for p in peaks))

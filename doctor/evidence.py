@@ -53,6 +53,8 @@ class WorkerExit:
     exitcode: Optional[int] = None    # >= 0 exit status
     signal: Optional[int] = None      # the signal that ended it
     peak_rss_gb: Optional[float] = None
+    #: (seconds since the start, RSS GiB), one sample each time RSS moved by 10 %
+    rss_gb: List[tuple] = field(default_factory=list)
     available_gb: Optional[float] = None  # host memory available when it was last seen
 
 

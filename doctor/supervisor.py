@@ -55,6 +55,8 @@ class Run:
         self.parser = LogParser()
         self._parser_lock = threading.Lock()
         self.peak_rss = {}                  # pid -> bytes
+        self.rss_series = {}                # pid -> [(seconds, bytes)] as RSS changed
+        self.started = None
         self.last_available = {}            # pid -> host bytes available when last seen
         self.seen = {}                      # pid -> psutil.Process (create time pinned)
         self.proc = None
@@ -69,7 +71,7 @@ class Run:
                         "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1"})
             if self.max_batches:
                 env[MAX_BATCHES] = str(self.max_batches)
-            started = time.monotonic()
+            started = self.started = time.monotonic()
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "doctor.agent.boot", *self.target],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
@@ -180,8 +182,13 @@ class Run:
                 rss = proc.memory_info().rss
             except psutil.Error:
                 continue
+            if not rss:  # a zombie: nothing left to measure
+                continue
             if rss > self.peak_rss.get(proc.pid, 0):
                 self.peak_rss[proc.pid] = rss
+            series = self.rss_series.setdefault(proc.pid, [])
+            if not series or abs(rss - series[-1][1]) > 0.1 * series[-1][1]:
+                series.append((time.monotonic() - (self.started or 0), rss))
             self.last_available[proc.pid] = available
 
     def _alive(self):
@@ -284,6 +291,7 @@ class Run:
             worker.worker_id = ids.get(pid, worker.worker_id)
             if pid in self.peak_rss:
                 worker.peak_rss_gb = self.peak_rss[pid] / _GIB
+                worker.rss_gb = [(round(t, 2), b / _GIB) for t, b in self.rss_series[pid]]
             if self.last_available.get(pid) is not None:
                 worker.available_gb = self.last_available[pid] / _GIB
         return list(found.values())
