@@ -6,10 +6,12 @@ Exit status (SPEC.md): 0 nothing found, 1 diagnoses found, 2 bad usage or input,
 import argparse
 import ast
 import importlib.machinery
+import math
 import os
+import stat
 import sys
 
-from doctor import report
+from doctor import report, signals
 from doctor.diagnose import diagnose
 from doctor.evidence import Evidence
 
@@ -28,8 +30,10 @@ cause of a crash with the evidence it rests on.
   python -m doctor explain crash.log          diagnose a saved log (- for stdin)
   python -m doctor check train.py             static findings only
 
-Exit status: 0 nothing found, 1 diagnoses found, 2 bad usage or input, 3 the doctor
-itself failed."""
+Exit status: 0 nothing found, 1 diagnoses found (a crash the doctor cannot explain
+counts), 2 bad usage or input, 3 the doctor itself failed, 128+N when the doctor was
+ended by signal N (SIGINT, SIGTERM, SIGHUP): it then ends the script's whole process
+tree and still prints the report of what it learned."""
 
 
 class UsageError(Exception):
@@ -43,13 +47,19 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive_float(text):
+#: the shortest --timeout: less cannot even start the interpreter of the target
+MIN_TIMEOUT_S = 1.0
+
+
+def _timeout_seconds(text):
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError("%r is not a number of seconds" % text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError("%r is not a finite number of seconds" % text)
+    if value < MIN_TIMEOUT_S:
+        raise argparse.ArgumentTypeError("must be at least %g second" % MIN_TIMEOUT_S)
     return value
 
 
@@ -68,9 +78,9 @@ def run_parser():
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--start-method", choices=START_METHODS, default="spawn",
                         help="start method forced on every DataLoader (default: spawn)")
-    parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+    parser.add_argument("--timeout", type=_timeout_seconds, metavar="SECONDS",
                         help="end the whole process tree after this long and report "
-                             "what was learned (default: no limit)")
+                             "what was learned (at least 1; default: no limit)")
     parser.add_argument("--max-batches", type=_positive_int, metavar="N",
                         help="stop the script once every DataLoader that started has "
                              "delivered N batches (outcome 'stopped')")
@@ -159,25 +169,52 @@ def main(argv=None):
 
 # -- run ----------------------------------------------------------------------------
 
+#: the largest script the doctor reads; a bigger file is refused before it is read
+MAX_SCRIPT_BYTES = 32 * 1024 * 1024
+
+
 def check_script(path):
-    """One-line errors for what cannot be run: missing, a folder, not Python."""
-    if not os.path.exists(path):
-        raise UsageError("%s: no such file" % path)
-    if os.path.isdir(path):
-        raise UsageError("%s: is a directory; give the script to run (or -m PACKAGE)" % path)
+    """One-line errors for what cannot be run: missing, a folder, not a regular file,
+    too large, not Python. The file's type and size are checked before it is read, so
+    a FIFO, a device or a huge sparse file costs nothing."""
     try:
-        with open(path, "rb") as handle:
-            source = handle.read()
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise UsageError("%s: no such file" % path)
     except OSError as exc:
         raise UsageError("%s: cannot read: %s" % (path, exc.strerror or exc))
-    if b"\0" in source[:8192]:
-        raise UsageError("%s: is a binary file, not a Python script" % path)
+    if stat.S_ISDIR(info.st_mode):
+        raise UsageError("%s: is a directory; give the script to run (or -m PACKAGE)" % path)
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError("%s: is not a regular file (a %s); give a Python script"
+                         % (path, _file_kind(info.st_mode)))
+    if info.st_size > MAX_SCRIPT_BYTES:
+        raise UsageError("%s: is %d MB, too large for a Python script (the limit is %d MB)"
+                         % (path, info.st_size // 2 ** 20, MAX_SCRIPT_BYTES // 2 ** 20))
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8192)
+            if b"\0" in head:
+                raise UsageError("%s: is a binary file, not a Python script" % path)
+            source = head + handle.read(MAX_SCRIPT_BYTES + 1 - len(head))
+    except OSError as exc:
+        raise UsageError("%s: cannot read: %s" % (path, exc.strerror or exc))
+    if len(source) > MAX_SCRIPT_BYTES:  # it grew since the stat
+        raise UsageError("%s: too large for a Python script" % path)
     try:
         ast.parse(source, path)
     except SyntaxError as exc:
         raise UsageError("%s:%s: not valid Python: %s" % (path, exc.lineno, exc.msg))
-    except ValueError as exc:
-        raise UsageError("%s: not a Python script: %s" % (path, exc))
+    except (ValueError, MemoryError, RecursionError) as exc:
+        raise UsageError("%s: not a Python script: %s" % (path, type(exc).__name__))
+
+
+def _file_kind(mode):
+    for test, kind in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return kind
+    return "special file"
 
 
 def module_file(name):
@@ -207,9 +244,10 @@ def cmd_run(options, target):
             raise UsageError("no module named %s (or it has no __main__.py)" % target[1])
     else:
         path = target[0]
-    check_script(path)
     if options.force and not options.apply:
         raise UsageError("--force only goes with --apply")
+    signals.install()
+    check_script(path)
     stdout = sys.stderr if options.json else sys.stdout
     show_status = sys.stderr.isatty() and not options.json
     run = Run(target, start_method=options.start_method, timeout=options.timeout,
@@ -217,12 +255,17 @@ def cmd_run(options, target):
     ev = run.run()
     ev.static = static_findings(path, options.start_method)
     diagnoses = diagnose(ev)
-    # patches: propose, verify, apply (doctor.patches.workflow)
-    from doctor.patches.workflow import run_all
-    run_all(ev, diagnoses, target, options.start_method, do_verify=options.verify,
-            do_apply=options.apply, force=options.force, max_batches=options.max_batches,
-            timeout=options.timeout)
-    return _report(ev, diagnoses, options.json)
+    # patches: propose, verify, apply (doctor.patches.workflow); after a signal, only
+    # propose: nothing more is run and no file is written
+    from doctor.patches.workflow import propose, run_all
+    if signals.received() is None:
+        run_all(ev, diagnoses, target, options.start_method, do_verify=options.verify,
+                do_apply=options.apply, force=options.force, max_batches=options.max_batches,
+                timeout=options.timeout)
+    else:
+        propose(ev, diagnoses, options.start_method)
+    status = _report(ev, diagnoses, options.json)
+    return signals.exit_status() if signals.received() is not None else status
 
 
 def _report(ev, diagnoses, as_json):

@@ -496,15 +496,19 @@ def dlw205(ev):
     return None
 
 
+#: a run ended by --timeout counts as stuck when no worker started and no batch came for
+#: this long before the end (the stuck worker's stack says where it waits)
+STUCK_S = 5.0
+
+
 def dlw206(ev):
     found = _find(ev, r"DataLoader timed out after \d+ seconds")
-    if not found and ev.outcome != "timeout":
-        return None
     if found:
         diag = Diagnosis("DLW206", "certain", [_first_line(found[1])])
     else:
-        diag = Diagnosis("DLW206", "likely", [
-            "the run made no progress and was ended after %gs (--timeout)" % (ev.timeout_s or 0)])
+        diag = _stuck_at_timeout(ev)
+        if diag is None:
+            return None
     for stack in ev.stacks:
         block = _user_thread(stack, in_worker=True)
         if block:
@@ -517,6 +521,23 @@ def dlw206(ev):
             diag.evidence.append("the workers were forked from a process that already ran "
                                  "threads, a known cause of deadlocks: " + warning[:200])
     return diag if diag.path else _locate(diag, ev, found[0] if found else None)
+
+
+def _stuck_at_timeout(ev):
+    """DLW206 from a run ended by --timeout, only when the evidence shows a stuck loader:
+    it had workers, and none delivered a batch for STUCK_S before the end. A run whose
+    batches still flowed, or that had no workers, was simply cut short."""
+    if ev.outcome != "timeout" or ev.source != "run":
+        return None
+    idle = ev.hints.get("idle_s")
+    with_workers = [loader for loader in ev.loaders if loader.get("pids")]
+    if not with_workers or idle is None or idle < STUCK_S:
+        return None
+    blocked = any(_user_thread(stack, in_worker=True) for stack in ev.stacks)
+    return Diagnosis("DLW206", "likely" if blocked else "possible", [
+        "no DataLoader worker delivered a batch in the last %.0fs before the run was "
+        "ended after %gs (--timeout); %d batches had come before" % (
+            idle, ev.timeout_s or 0, ev.hints.get("batches", 0))])
 
 
 def dlw110(ev):
@@ -578,6 +599,30 @@ def generic(ev):
         for code in causes]
 
 
+def unexplained(ev):
+    """A run that crashed with nothing above to explain it: say what was seen, so that
+    the crash is still reported as a failure."""
+    if ev.source != "run" or ev.outcome != "crashed":
+        return None
+    code = ev.exit_code
+    if code is not None and code > 128:
+        seen = "the main process was killed by %s (exit status %d)" % (_signame(code - 128), code)
+    else:
+        seen = "the script exited with status %s" % code
+    diag = Diagnosis("DLW208", "possible", [seen])
+    last = ev.exceptions[-1] if ev.exceptions else None
+    if last is not None:
+        diag.evidence.append("the last error printed: %s (%s)" % (last.last_line()[:300],
+                                                                  last.process))
+        frame = user_frame(last)
+        if frame is not None:
+            diag.path, diag.line = frame.path, frame.line
+    if code == 128 + 9:
+        diag.evidence.append("SIGKILL without a traceback is most often the out-of-memory "
+                             "killer, a job scheduler, or the script killing itself")
+    return diag
+
+
 def diagnose(ev):
     """The root cause first, then static findings of other codes."""
     found = []
@@ -588,6 +633,8 @@ def diagnose(ev):
             break
     if not found:
         found = generic(ev)
+    if not found:
+        found = [diag for diag in [unexplained(ev)] if diag is not None]
     elif ev.source == "run":
         for loader in ev.loaders:
             if loader.get("overrode"):

@@ -75,6 +75,8 @@ class Evidence:
     static: List[dict] = field(default_factory=list)      # checker findings
     host: dict = field(default_factory=dict)
     hints: dict = field(default_factory=dict)             # log: os/python/torch seen
+    #: what may be missing from the evidence, and what the doctor could not do
+    notes: List[str] = field(default_factory=list)
     sharing_strategy: Optional[str] = None
     timeout_s: Optional[float] = None
 

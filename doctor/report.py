@@ -24,6 +24,7 @@ def to_json(ev, diagnoses):
         "outcome": ev.outcome,
         "exit_code": ev.exit_code,
         "diagnoses": [d.to_json() for d in diagnoses],
+        "notes": list(ev.notes),
         "host": {key: ev.host.get(key) for key in
                  ("os", "python", "torch", "cuda", "cpus", "ram_gb", "shm_gb", "nofile_limit")},
     }
@@ -47,6 +48,7 @@ class Terminal:
         out = []
         head = _headline(ev)
         out.append(self.style(head, "bold"))
+        out.extend(self.style("note: " + note, "yellow") for note in ev.notes)
         if not diagnoses:
             out.append(self.style("No DataLoader worker problem found.", "green"))
             if ev.hints.get("note"):

@@ -6,26 +6,34 @@ ours to see and to end.  psutil samples every process of the tree (RSS, host
 memory); the target's stdout and stderr pass through live and are kept; the
 agent's events arrive in a JSON-lines file.
 """
+import codecs
 import ctypes
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import uuid
 
 import psutil
 
-from doctor import status
+from doctor import process_tree, signals, status
 from doctor.agent import EVENTS, MAX_BATCHES, START_METHOD
 from doctor.agent.worker import DUMP_SIGNAL
 from doctor.evidence import Evidence, WorkerExit, read_events
-from doctor.logparse import LogParser
+from doctor.logparse import MAX_LINE, LogParser
 from flake8_dlworker import host
 
 SAMPLE_S = 0.05
+SETTLE_S = 3.0       # after the main process exits, for the rest of the tree to finish
+DRAIN_S = 15.0       # after the tree ended, for the output pipes to reach their end
+END_BOUND_S = 15.0   # for ending every process of the run
+DUMP_WAIT_S = 3.0    # for the processes asked for their stacks to write them
+CHUNK = 64 * 1024
 _GIB = 1024 ** 3
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -60,69 +68,109 @@ class Run:
         self.last_available = {}            # pid -> host bytes available when last seen
         self.seen = {}                      # pid -> psutil.Process (create time pinned)
         self.proc = None
+        self.tree = None
+        self.batches = {}                   # loader key -> batches delivered
+        self.last_progress = None           # when workers started or a batch came
+        self.missing = []                   # evidence that may be incomplete, and why
+        self.ended = None                   # when the watch ended, before the tree did
 
     # -- the run ----------------------------------------------------------------------
     def run(self):
         become_subreaper()
-        with tempfile.TemporaryDirectory(prefix="dlw-doctor-") as tmp:
-            events_path = os.path.join(tmp, "events.jsonl")
-            env = dict(os.environ)
-            env.update({EVENTS: events_path, START_METHOD: self.start_method,
-                        "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1"})
-            if self.max_batches:
-                env[MAX_BATCHES] = str(self.max_batches)
-            started = self.started = time.monotonic()
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "doctor.agent.boot", *self.target],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                env=env, start_new_session=True)
-            readers = [
-                threading.Thread(target=self._pump, args=(self.proc.stdout, self.stdout, False),
-                                 daemon=True),
-                threading.Thread(target=self._pump, args=(self.proc.stderr, sys.stderr, True),
-                                 daemon=True),
-            ]
-            for reader in readers:
-                reader.start()
-            outcome = None
-            try:
-                outcome = self._watch(started, events_path)
-            except KeyboardInterrupt:
+        tmp = tempfile.mkdtemp(prefix="dlw-doctor-")
+        try:
+            return self._run_in(tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _run_in(self, tmp):
+        events_path = os.path.join(tmp, "events.jsonl")
+        token = uuid.uuid4().hex
+        env = dict(os.environ)
+        env.update({EVENTS: events_path, START_METHOD: self.start_method,
+                    "PYTHONFAULTHANDLER": "1", process_tree.TOKEN: token})
+        # no PYTHONUNBUFFERED: stderr is line-buffered (Python 3.9+), so each line a
+        # process prints is one write and lines of several workers never interleave
+        env.pop("PYTHONUNBUFFERED", None)
+        if self.max_batches:
+            env[MAX_BATCHES] = str(self.max_batches)
+        started = self.started = time.monotonic()
+        if signals.received() is not None:  # ended before it began
+            return self._evidence("stopped", [], 0.0)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "doctor.agent.boot", *self.target],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            env=env, start_new_session=True)
+        self.tree = process_tree.ProcessTree(self.proc.pid, token)
+        readers = [
+            threading.Thread(target=self._pump, args=(self.proc.stdout, self.stdout, False),
+                             daemon=True),
+            threading.Thread(target=self._pump, args=(self.proc.stderr, sys.stderr, True),
+                             daemon=True),
+        ]
+        for reader in readers:
+            reader.start()
+        outcome = None
+        try:
+            outcome = self._watch(started, events_path)
+            if outcome is None:
+                self._settle()
+        except KeyboardInterrupt:  # only where no handler of doctor.signals is installed
+            signals.note(signal.SIGINT)
+            outcome = "stopped"
+        finally:
+            if outcome in ("stopped", "timeout"):
                 self._ask_for_stacks(events_path)
-                outcome = "stopped"
-            finally:
-                self._end_tree()
-                for reader in readers:
-                    reader.join(timeout=5)
-                if self.status:
-                    self.status.clear()
-            events = read_events(events_path)
-            dumps = _stack_dumps(tmp)
+            self.ended = time.monotonic()
+            self._end_tree()
+            self._drain(readers)
+            if self.status:
+                self.status.clear()
+        events = read_events(events_path)
         ev = self._evidence(outcome, events, time.monotonic() - started)
-        ev.stacks.extend(dumps)
+        ev.stacks.extend(_stack_dumps(tmp))
         return ev
 
     def _watch(self, started, events_path):
-        """Sample until the main process exits or the time is up."""
+        """Sample until the main process exits, the time is up or a signal came."""
         deadline = started + self.timeout if self.timeout else None
-        batches = {}
         offset = 0
         while True:
             self._sample()
+            offset = self._read_progress(events_path, offset)
             if self.status:
-                offset = self._read_batches(events_path, offset, batches)
                 self.status.show(time.monotonic() - started, self._alive(),
-                                 self._peak_worker_gb(), sum(batches.values()))
+                                 self._peak_worker_gb(), sum(self.batches.values()))
+            if signals.received() is not None:
+                return "stopped"
             if self.proc.poll() is not None:
                 return None
             if deadline is not None and time.monotonic() >= deadline:
-                self._ask_for_stacks(events_path)
                 return "timeout"
             time.sleep(SAMPLE_S)
 
-    @staticmethod
-    def _read_batches(path, offset, batches):
-        """Batches delivered per loader, from the events written since ``offset``."""
+    def _settle(self):
+        """The main process has exited: give the rest of the tree a bounded moment to
+        finish on its own, so that a worker's last words are not cut off by our kill."""
+        deadline = time.monotonic() + SETTLE_S
+        while time.monotonic() < deadline and signals.received() is None:
+            self._sample()
+            if not self.tree.members(by_environment=False):
+                return
+            time.sleep(SAMPLE_S)
+
+    def _drain(self, readers):
+        """Wait, with a bound, until every output pipe reached its end."""
+        deadline = time.monotonic() + DRAIN_S
+        for reader in readers:
+            reader.join(max(0.0, deadline - time.monotonic()))
+        if any(reader.is_alive() for reader in readers):
+            self.missing.append("the output of some process may be cut short: its pipe "
+                                "was still open %gs after the tree ended" % DRAIN_S)
+
+    def _read_progress(self, path, offset):
+        """Read the events written since ``offset``: batches per loader, and when the
+        run last made progress (workers started, a batch delivered)."""
         try:
             with open(path, "rb") as handle:
                 handle.seek(offset)
@@ -131,18 +179,31 @@ class Run:
             return offset
         end = chunk.rfind(b"\n") + 1
         for line in chunk[:end].splitlines():
-            if b'"batch"' in line:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                batches[event.get("key")] = event.get("n", 0)
+            if b'"batch"' not in line and b'"workers"' not in line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "batch":
+                self.batches[event.get("key")] = event.get("n", 0)
+            self.last_progress = time.monotonic()
         return offset + end
 
     def _pump(self, stream, echo, parse):
-        """Copy one output stream through, live, and feed stderr to the parser."""
-        for raw in iter(stream.readline, b""):
-            text = raw.decode("utf-8", errors="replace")
+        """Copy one output stream through as it arrives (a ``\\r`` progress bar stays
+        live), and feed stderr to the parser line by line, each line bounded."""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        lines = LineSplitter(self._feed) if parse else None
+        fd = stream.fileno()
+        while True:
+            try:
+                raw = os.read(fd, CHUNK)
+            except OSError:
+                break
+            if not raw:
+                break
+            text = decoder.decode(raw)
             if self.status:
                 self.status.clear()
             try:
@@ -150,26 +211,35 @@ class Run:
                 echo.flush()
             except (OSError, ValueError):
                 pass
-            if parse:
-                with self._parser_lock:
-                    self.parser.feed(text)
+            if lines is not None:
+                lines.add(text)
+        if lines is not None:
+            lines.add(decoder.decode(b"", final=True))
+            lines.close()
         stream.close()
+
+    def _feed(self, line):
+        with self._parser_lock:
+            self.parser.feed(line)
 
     # -- the process tree -------------------------------------------------------------
     def _tree(self):
-        procs = []
+        """The target and its descendants, and orphans re-parented to us: cheap enough
+        to call every sample (the full search is :meth:`ProcessTree.members`)."""
+        procs = {}
         try:
             root = psutil.Process(self.proc.pid)
-            procs.append(root)
-            procs.extend(root.children(recursive=True))
+            procs[root.pid] = root
+            for proc in root.children(recursive=True):
+                procs[proc.pid] = proc
         except psutil.Error:
             pass
         try:  # orphans re-parented to us (subreaper)
-            procs.extend(p for p in psutil.Process().children(recursive=True)
-                         if p.pid != self.proc.pid and p.pid not in {q.pid for q in procs})
+            for proc in psutil.Process().children(recursive=True):
+                procs.setdefault(proc.pid, proc)
         except psutil.Error:
             pass
-        return procs
+        return list(procs.values())
 
     def _sample(self):
         try:
@@ -192,7 +262,7 @@ class Run:
             self.last_available[proc.pid] = available
 
     def _alive(self):
-        return sum(1 for p in self.seen.values() if _running(p))
+        return sum(1 for p in self.seen.values() if process_tree.alive(p))
 
     def _peak_worker_gb(self):
         others = [v for pid, v in self.peak_rss.items() if pid != self.proc.pid]
@@ -200,53 +270,53 @@ class Run:
 
     def _ask_for_stacks(self, events_path):
         """SIGUSR2 to every process that registered a stack dump, then a moment to print."""
-        if DUMP_SIGNAL is None:
+        if DUMP_SIGNAL is None or self.proc is None:
             return
         registered = {e["pid"] for e in read_events(events_path)
                       if e.get("event") in ("main_start", "worker_start")}
-        asked = False
+        asked = []
         for pid in registered:
             proc = self.seen.get(pid)
-            if proc is not None and _running(proc):
+            if proc is not None and process_tree.alive(proc):
                 try:
                     proc.send_signal(DUMP_SIGNAL)
-                    asked = True
+                    asked.append(pid)
                 except psutil.Error:
                     pass
-        if asked:
-            time.sleep(1.0)
+        folder = os.path.dirname(events_path)
+        deadline = time.monotonic() + DUMP_WAIT_S
+        while asked and time.monotonic() < deadline:  # until every asked file has a stack
+            if all(_has_dump(folder, pid) for pid in asked):
+                time.sleep(0.1)  # the rest of the threads of the last dump
+                return
+            time.sleep(0.05)
 
     def _end_tree(self):
-        """SIGKILL every process the target started, then reap what is ours to reap."""
-        for _ in range(3):
-            self._sample()
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            for proc in list(self.seen.values()):
-                if _running(proc):
-                    try:
-                        proc.kill()
-                    except psutil.Error:
-                        pass
-            if not any(_running(p) for p in self.seen.values()):
-                break
-            time.sleep(0.05)
+        """End every process of the run (see :mod:`doctor.process_tree`), then reap."""
+        if self.proc is None:
+            return
+        self._sample()
+        left = self.tree.end(END_BOUND_S)
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        _reap_orphans()
+        process_tree.reap_children()
+        for proc in left:
+            self.missing.append("could not end %s within %gs" % (
+                process_tree.describe(proc), END_BOUND_S))
 
     # -- evidence ---------------------------------------------------------------------
     def _evidence(self, outcome, events, elapsed):
         with self._parser_lock:
             self.parser.close()
-        code = self.proc.returncode
+        code = self.proc.returncode if self.proc is not None else None
         exit_code = 128 - code if code is not None and code < 0 else code
         if any(e.get("event") == "stopped" for e in events):
             outcome = "stopped"
+        if outcome == "stopped" and signals.received() is not None:
+            self.missing.insert(0, "the doctor received %s and ended the run early"
+                                % signals.name(signals.received()))
         if outcome is None:
             outcome = "passed" if exit_code == 0 else "crashed"
         ev = Evidence(source="run", target=_target_name(self.target),
@@ -272,6 +342,9 @@ class Run:
         ev.workers = self._workers(events)
         ev.hints["elapsed_s"] = elapsed
         ev.hints["batches"] = sum(1 for e in events if e.get("event") == "batch")
+        if self.last_progress is not None:  # seconds from the last progress to the end
+            ev.hints["idle_s"] = round(self.ended - self.last_progress, 2)
+        ev.notes.extend(self.missing)
         return ev
 
     def _workers(self, events):
@@ -313,21 +386,43 @@ def _stack_dumps(folder):
     return dumps
 
 
-def _running(proc):
+def _has_dump(folder, pid):
     try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
+        return os.path.getsize(os.path.join(folder, "stack-%d.txt" % pid)) > 0
+    except OSError:
         return False
 
 
-def _reap_orphans():
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+class LineSplitter:
+    """Text in, whole lines out to ``feed``; a line longer than MAX_LINE is cut there
+    and the rest of it dropped, so one huge line costs bounded memory."""
+
+    def __init__(self, feed):
+        self.feed = feed
+        self.partial = []
+        self.size = 0
+        self.cut = False
+
+    def add(self, text):
+        while text:
+            newline = text.find("\n")
+            piece = text if newline < 0 else text[:newline + 1]
+            text = "" if newline < 0 else text[newline + 1:]
+            if not self.cut:
+                room = MAX_LINE - self.size
+                if len(piece) > room and not piece.endswith("\n"):
+                    piece, self.cut = piece[:room], True
+                self.partial.append(piece)
+                self.size += len(piece)
+            if newline >= 0:
+                line = "".join(self.partial)
+                self.partial, self.size, self.cut = [], 0, False
+                self.feed(line if line.endswith("\n") else line + "\n")
+
+    def close(self):
+        if self.partial:
+            self.feed("".join(self.partial))
+            self.partial, self.size = [], 0
 
 
 def _target_name(target):

@@ -3208,3 +3208,55 @@ _add(Rule(
                 print(batch)
     ''')),
 ))
+
+# --- DLW208 ------------------------------------------------------------------------
+
+_add(Rule(
+    code="DLW208",
+    title="the run failed, and no DataLoader worker cause explains it",
+    message=("the script failed, but no DataLoader worker cause explains it; read the "
+             "evidence: the exit status, the signal and the last error printed"),
+    fix_title="Read the evidence: the failure lies outside the DataLoader workers",
+    explanation=_text('''
+        The script ended with a failure, but none of the DataLoader worker causes the doctor
+        knows fits what it saw: no worker died, no pickling or bootstrapping error was
+        printed. The evidence lists what was seen instead: the exit status or the signal
+        that ended the main process, and the last error it printed. A main process killed
+        by SIGKILL is most often the out-of-memory killer (or the script or a job
+        scheduler killing it); a SIGSEGV or SIGABRT is a native crash in the main process.
+    '''),
+    what_it_does=_doc('''
+        The doctor reports this when a run crashed (a non-zero exit status, or a signal)
+        and no other cause in this catalog matched the evidence. It is the doctor's way of
+        saying "this failed, and here is what was seen", so that an unexplained crash is
+        never reported as a success (exit status 1, not 0).
+    '''),
+    why_bad=_doc('''
+        The run failed; the doctor could not tie the failure to a DataLoader worker. Typical
+        evidence: `exit status 137 (SIGKILL)` with no traceback, or an exception raised by
+        the training loop itself, such as `ValueError: ...` in the main process.
+    '''),
+    example="",
+    use_instead="",
+    fix_safety=_doc('''
+        No patch: the cause is outside what the doctor knows. Fix it from the evidence; if
+        the main process was killed by SIGKILL, check the host's memory (`dmesg`, the job
+        scheduler's log).
+    '''),
+    options=_RUNTIME_ONLY,
+    references=(),
+    static=False,
+    invalid=_examples(_module('''
+        import os
+        import signal
+
+        if __name__ == "__main__":
+            for batch in DataLoader(Squares(), batch_size=4, num_workers=2):
+                os.kill(os.getpid(), signal.SIGKILL)  # or the OOM killer, on the main process
+    ''')),
+    valid=_examples(_module('''
+        if __name__ == "__main__":
+            for batch in DataLoader(Squares(), batch_size=4, num_workers=2):
+                print(batch)
+    ''')),
+))

@@ -35,6 +35,7 @@ import functools
 import io
 import os
 import pickle
+import re
 import sys
 import types
 from typing import NamedTuple, Optional
@@ -567,7 +568,7 @@ def _attr_items(state, obj):
         elif isinstance(key, str) and key.isidentifier():
             parts.append(("part", "." + key, value))
         else:
-            parts.append(("part", ".__dict__[%r]" % (key,), value))
+            parts.append(("part", ".__dict__%s" % _key_label(key, len(parts)), value))
     return parts
 
 
@@ -581,8 +582,38 @@ def _dict_items(items):
     for i, (key, value) in enumerate(items):
         if type(key) not in _ATOMIC:
             parts.append(("item", "<key %d>" % i, key))
-        parts.append(("item", "[%r]" % (key,), value))
+        parts.append(("item", _key_label(key, i), value))
     return parts
+
+
+#: names of environment variables whose values are secrets
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL"
+                          r"|AUTH|SESSION|COOKIE", re.I)
+#: the shape of a word a program chose as a key: shown as it is
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_ .:/-]{0,39}")
+#: prefixes of well-known credentials (Hugging Face, OpenAI, GitHub, AWS, Slack, GitLab)
+_CREDENTIAL = re.compile(r"(hf_|sk-|ghp_|gho_|ghs_|github_pat_|AKIA|ASIA|xox[abprs]-|glpat-)"
+                         r"[A-Za-z0-9_\-]{8,}")
+
+
+def _key_label(key, position):
+    """``[key]`` for a dict key, unless the key may be a secret (a token used as a key):
+    then only its type and position, so that a report never reveals it."""
+    if type(key) in _ATOMIC and not isinstance(key, (str, bytes)):
+        return "[%r]" % (key,)
+    if isinstance(key, str) and _PLAIN_KEY.fullmatch(key) and not _looks_secret(key):
+        return "[%r]" % (key,)
+    return "[<%s key #%d>]" % (type(key).__name__, position)
+
+
+def _looks_secret(text):
+    if _CREDENTIAL.search(text):
+        return True
+    if len(text) >= 16 and any(c.isdigit() for c in text) and any(c.isalpha() for c in text) \
+            and not any(c in text for c in " ./:_-"):
+        return True  # long, mixed letters and digits, no separator: a key, not a word
+    return any(value == text for name, value in os.environ.items()
+               if value and _SECRET_NAME.search(name))
 
 
 # --- naming the culprit -----------------------------------------------------------

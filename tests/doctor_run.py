@@ -24,7 +24,7 @@ def leftovers(token):
     return found
 
 
-def run_doctor(args, cwd, limit=180, env=None):
+def run_doctor(args, cwd, limit=600, env=None):
     """(exit status, parsed JSON or None, stdout, stderr, leftover processes)."""
     token = uuid.uuid4().hex
     full_env = dict(os.environ, **(env or {}))
@@ -39,7 +39,7 @@ def run_doctor(args, cwd, limit=180, env=None):
             p.kill()
         raise
     left = leftovers(token)
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 30
     while left and time.monotonic() < deadline:  # a process may be exiting right now
         time.sleep(0.1)
         left = leftovers(token)

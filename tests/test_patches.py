@@ -118,7 +118,7 @@ def test_patched_fixture_runs_under_spawn_and_needs_no_patch(patched, name):
     """The doctor re-runs it under spawn: it passes, and nothing is proposed."""
     run = subprocess.run(
         [sys.executable, "-m", "doctor", "--json", "--max-batches", "1", "--timeout", "90",
-         name], cwd=patched, capture_output=True, text=True, timeout=150,
+         name], cwd=patched, capture_output=True, text=True, timeout=600,
         env=_env())
     report = json.loads(run.stdout)
     assert report["outcome"] in ("passed", "stopped"), run.stderr[-3000:]

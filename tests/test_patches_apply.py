@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from doctor.diagnose import Diagnosis
-from doctor.patches import workflow
+from doctor.patches import workflow, write
 from fixture_markers import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ def test_interrupted_apply_leaves_the_original_intact(tmp_path):
     script = textwrap.dedent('''
         import os, sys
         from doctor.diagnose import Diagnosis
-        from doctor.patches import workflow
+        from doctor.patches import workflow, write
         diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
         (proposal,) = workflow.propose(None, [diag])
         workflow.apply(proposal, force=True)
@@ -52,15 +52,15 @@ def test_interrupted_apply_leaves_the_original_intact(tmp_path):
     shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
     before = (tmp_path / "train.py").read_bytes()
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=_env(**{workflow.PAUSE_ENV: "60"}))
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env(**{write.PAUSE_ENV: "1"}))
     try:
         line = proc.stderr.readline()  # printed once the new text is on disk
         assert "written" in line and "replacing" in line, line + proc.stderr.read()
         temp = line.split("written ", 1)[1].split(", replacing")[0]
         assert Path(temp).read_text() != before.decode()  # the new text really is there
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.wait(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -78,7 +78,7 @@ def test_apply_without_interruption_writes_and_keeps_a_backup(tmp_path, monkeypa
     assert os.stat(backup).st_mode == os.stat(tmp_path / "train.py").st_mode
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     # a second backup never overwrites the first
-    assert workflow.backup_path(str(tmp_path / "train.py")).endswith(".orig.2")
+    assert write.backup_path(str(tmp_path / "train.py")).endswith(".orig.2")
 
 
 def test_apply_refuses_unverified_outside_and_changed(tmp_path, monkeypatch):
@@ -171,7 +171,7 @@ def test_verify_copy_never_writes_through_links(tmp_path, monkeypatch):
     monkeypatch.chdir(work)
     diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
     (proposal,) = workflow.propose(None, [diag])
-    workflow.verify(proposal, ["train.py"], max_batches=1, timeout=90)
+    workflow.verify(proposal, ["train.py"], max_batches=1, timeout=300)
     assert diag.verified is True, diag.evidence
     assert (work / "train.py").read_text() == before
     assert (elsewhere / "helper.py").read_text() == "X = 1\n"
@@ -189,3 +189,120 @@ def test_verify_of_a_runtime_cause_goes_past_the_crash(tmp_path):
     rerun = [e for e in diag["evidence"] if e.startswith("re-run of the patched copy")][0]
     batches = int(rerun.split("--max-batches ")[1].split(",")[0])
     assert batches > 60, rerun  # past the batch the first run died at
+
+
+# -- --apply never destroys work: links, owners, modes, read-only files, edits meanwhile
+
+def test_apply_through_a_symlink_patches_its_target_and_keeps_the_link(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "src").mkdir()
+    proposal, before = _proposal(tmp_path / "src")
+    os.symlink("src/train.py", tmp_path / "train.py")
+    proposal.path = str(tmp_path / "train.py")
+    backup = workflow.apply(proposal, force=True)
+    assert os.path.islink(tmp_path / "train.py")
+    assert (tmp_path / "src" / "train.py").read_text() == proposal.after
+    assert Path(backup) == tmp_path / "src" / "train.py.orig"
+    assert Path(backup).read_text() == before
+
+
+def test_apply_refuses_a_symlink_that_leaves_the_tree(tmp_path, monkeypatch):
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(work)
+    proposal, before = _proposal(elsewhere)
+    os.symlink(elsewhere / "train.py", work / "train.py")
+    proposal.path = str(work / "train.py")
+    with pytest.raises(workflow.ApplyError, match="^not written: .*outside the working"):
+        workflow.apply(proposal, force=True)
+    assert (elsewhere / "train.py").read_text() == before
+    assert os.path.islink(work / "train.py") and not list(elsewhere.glob("*.orig*"))
+
+
+def test_apply_refuses_a_read_only_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    proposal, before = _proposal(tmp_path)
+    os.chmod(tmp_path / "train.py", 0o444)
+    with pytest.raises(workflow.ApplyError, match="^not written: .*read-only"):
+        workflow.apply(proposal, force=True)
+    assert (tmp_path / "train.py").read_text() == before
+    assert not list(tmp_path.glob("*.orig*"))
+
+
+def test_apply_keeps_mode_and_owner(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    proposal, _before = _proposal(tmp_path)
+    os.chmod(tmp_path / "train.py", 0o640)
+    other = 65534 if os.geteuid() == 0 else None  # nobody: a file root does not own
+    if other is not None:
+        os.chown(tmp_path / "train.py", other, other)
+    backup = workflow.apply(proposal, force=True)
+    for path in (tmp_path / "train.py", Path(backup)):
+        info = os.stat(path)
+        assert info.st_mode & 0o7777 == 0o640
+        if other is not None:
+            assert (info.st_uid, info.st_gid) == (other, other)
+
+
+def test_apply_refuses_a_file_whose_owner_it_cannot_keep(tmp_path):
+    """A file of another user (uid 65534) that the doctor may write but not give back
+    to its owner (root without CAP_CHOWN, through setpriv): a rename would hand the file
+    to the doctor's user, so nothing is written."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to drop CAP_CHOWN")
+    proposal, before = _proposal(tmp_path)
+    os.chmod(tmp_path / "train.py", 0o666)
+    os.chown(tmp_path / "train.py", 65534, 65534)
+    script = textwrap.dedent('''
+        import sys
+        from doctor.diagnose import Diagnosis
+        from doctor.patches import workflow
+        diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
+        (proposal,) = workflow.propose(None, [diag])
+        try:
+            workflow.apply(proposal, force=True)
+        except workflow.ApplyError as exc:
+            sys.exit(str(exc))
+    ''')
+    caps = "-chown,-fowner"
+    proc = subprocess.run([setpriv, "--inh-caps=" + caps, "--bounding-set=" + caps,
+                           sys.executable, "-c", script], cwd=tmp_path,
+                          text=True, capture_output=True, env=_env(), timeout=300)
+    assert proc.returncode == 1 and "not written:" in proc.stderr, proc.stderr
+    assert "owner" in proc.stderr
+    assert (tmp_path / "train.py").read_text() == before
+    assert os.stat(tmp_path / "train.py").st_uid == 65534
+
+
+def test_an_edit_made_while_the_patch_is_written_is_kept(tmp_path):
+    """The user saves the file between the doctor's check and its replace: the edit
+    stays, in the file, and the doctor says it did not write."""
+    script = textwrap.dedent('''
+        import sys
+        from doctor.diagnose import Diagnosis
+        from doctor.patches import workflow
+        diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
+        (proposal,) = workflow.propose(None, [diag])
+        try:
+            workflow.apply(proposal, force=True)
+        except workflow.ApplyError as exc:
+            sys.exit(str(exc))
+    ''')
+    shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
+    edited = (tmp_path / "train.py").read_text() + "# the user's edit\n"
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env(**{write.PAUSE_ENV: "1"}))
+    try:
+        line = proc.stderr.readline()  # the new text is on disk, the replace is next
+        assert "replacing" in line, line + proc.stderr.read()
+        (tmp_path / "train.py").write_text(edited)
+        _out, err = proc.communicate("go\n", timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1 and "not written:" in err and "changed" in err, err
+    assert (tmp_path / "train.py").read_text() == edited
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

@@ -576,3 +576,16 @@ def test_torch_generator_fails_in_a_real_spawned_worker(tmp_path):
     ((culprit, exitcode),), stderr = _run_child_check(tmp_path, ["gen.py"], tmp_path)
     assert (culprit["path"], culprit["code"]) == ("dataset.gen", "DLW108")
     assert exitcode == 1 and culprit["error"] in stderr
+
+
+def test_a_secret_used_as_a_dict_key_never_appears_in_the_path(monkeypatch):
+    """A dataset keyed by a token from the environment: the report names the key's type
+    and position, not the token; ordinary keys stay readable."""
+    token = "hf_Zq8LmN3pR7tV1xY5wB2cD9"
+    monkeypatch.setenv("HF_TOKEN", token)
+    for secret in (token, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"):
+        culprit = find_unpicklable({"sizes": [1, 2], "locks": {secret: threading.Lock()}},
+                                   root="dataset.cache")
+        assert culprit is not None
+        assert secret not in str(culprit) and secret not in culprit.path
+        assert culprit.path == "dataset.cache['locks'][<str key #0>]", culprit.path

@@ -51,3 +51,13 @@ def stack_file():
         return None
     _stack_files.append(handle)
     return handle
+
+
+def line_buffered(stream):
+    """Each line the script prints reaches the doctor (and the user) at once, in one
+    write: stdout is block-buffered into a pipe otherwise. stderr is line-buffered
+    already (Python 3.9+)."""
+    try:
+        stream.reconfigure(line_buffering=True)
+    except (AttributeError, ValueError):
+        pass

@@ -12,11 +12,12 @@ import runpy
 import signal
 import sys
 
-from doctor.agent import START_METHOD, emit, stack_file
+from doctor.agent import START_METHOD, emit, line_buffered, stack_file
 from doctor.agent import hooks
 
 
 def main(argv):
+    line_buffered(sys.stdout)
     method = os.environ.get(START_METHOD, "spawn")
     multiprocessing.set_start_method(method, force=True)
     dump_to = stack_file()

@@ -9,8 +9,9 @@ is, and then runs the real loop.
 import faulthandler
 import os
 import signal
+import sys
 
-from doctor.agent import emit, stack_file
+from doctor.agent import emit, line_buffered, stack_file
 
 #: the real loop, when this module was patched in before a fork (then it is inherited)
 original = None
@@ -32,6 +33,7 @@ def worker_loop(*args, **kwargs):
         faulthandler.enable(all_threads=True)
 
     signal_handling._set_worker_signal_handlers = set_handlers
+    line_buffered(sys.stdout)
     dump_to = stack_file()
     if DUMP_SIGNAL is not None and dump_to is not None:
         faulthandler.register(DUMP_SIGNAL, file=dump_to, all_threads=True)

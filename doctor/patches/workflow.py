@@ -15,7 +15,7 @@ import shutil
 import sys
 import tempfile
 
-from doctor.patches import fixed_source, unified_diff
+from doctor.patches import fixed_source, unified_diff, write
 
 _GIB = 1024 ** 3
 #: batches per loader in the re-run beyond those the first run delivered before it
@@ -26,8 +26,6 @@ VERIFY_TIMEOUT_S = 120.0
 #: folders never copied for a re-run
 _SKIP = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules",
          ".mypy_cache", ".pytest_cache", ".tox"}
-#: the test hook: seconds to wait between writing the new file and replacing the old
-PAUSE_ENV = "DLW_DOCTOR_APPLY_PAUSE"
 
 
 def under_cwd(path, cwd=None):
@@ -197,58 +195,19 @@ class ApplyError(Exception):
     pass
 
 
-def backup_path(path):
-    candidate, n = path + ".orig", 2
-    while os.path.exists(candidate):
-        candidate = "%s.orig.%d" % (path, n)
-        n += 1
-    return candidate
-
-
-def write_atomic(path, text, mode_from=None, pause_hook=False):
-    """Replace ``path`` by ``text``: a temporary file in the same folder, then
-    ``os.replace``; an interruption before the replace leaves ``path`` as it was."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            shutil.copymode(mode_from or path, tmp)
-        except OSError:
-            pass
-        pause = pause_hook and os.environ.get(PAUSE_ENV)
-        if pause:
-            print("doctor: written %s, replacing %s" % (tmp, path), file=sys.stderr, flush=True)
-            import time
-            time.sleep(float(pause))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def apply(proposal, force=False, cwd=None):
-    """Write one proposal in place; returns the backup's path. Raises ApplyError."""
+    """Write one proposal in place (:mod:`doctor.patches.write`); returns the backup's
+    path. Raises ApplyError, whose text starts with "not written:"."""
     path = proposal.path
     if not under_cwd(path, cwd):
-        raise ApplyError("%s lies outside the working directory; not written" % path)
+        raise ApplyError("not written: %s lies outside the working directory" % path)
     if not (proposal.diag.verified or force):
-        raise ApplyError("%s: the %s patch was not verified; not written (--force writes it)"
+        raise ApplyError("not written: %s: the %s patch was not verified (--force writes it)"
                          % (path, proposal.diag.code))
-    with open(path, "r", encoding="utf-8", newline="") as handle:
-        if handle.read() != proposal.before:
-            raise ApplyError("%s changed since it was read; not written" % path)
-    backup = backup_path(path)
-    write_atomic(backup, proposal.before, mode_from=path)
-    write_atomic(path, proposal.after, pause_hook=True)
-    return backup
+    try:
+        return write.replace_checked(path, proposal.before, proposal.after)
+    except write.NotWritten as exc:
+        raise ApplyError(str(exc))
 
 
 def verify_batches(ev, max_batches=None):
@@ -277,7 +236,8 @@ def run_all(ev, diagnoses, target=None, start_method="spawn", do_verify=False,
                 failed = True
                 continue
             except OSError as exc:
-                print("doctor: %s: not written: %s" % (proposal.path, exc), file=out)
+                print("doctor: not written: %s: %s" % (proposal.path, exc.strerror or exc),
+                      file=out)
                 failed = True
                 continue
             proposal.diag.evidence.append("patch written to %s; the original is kept in %s"

@@ -1,0 +1,175 @@
+"""Every process of one run, found by three marks, and ended so that none escapes.
+
+A process belongs to the run when it descends from the target (or was re-parented to
+the doctor, the child subreaper on Linux), when it sits in the target's session, or
+when its environment carries the run's token.  A process that calls ``setsid()`` and
+forks again leaves the session and, once its parent dies, the tree; the token follows
+it through ``fork`` and ``exec`` unless it clears its own environment.
+
+Ending the tree first stops every member (``SIGSTOP``), so that nothing forks while it
+is looked for, looks again until no new member appears, then kills them all, and
+repeats until no member is alive or the bound expires. Signals go to each member's
+process group as well as to the member: a process that keeps re-forking (a new pid
+every few milliseconds) stays in its group, and a zombie it left behind (ours to reap,
+as the subreaper) still names that group, so the group signal reaches its newest pid.
+"""
+import os
+import signal
+import time
+
+import psutil
+
+#: the environment variable that marks every process of a run
+TOKEN = "DLW_DOCTOR_RUN"
+_STOP = getattr(signal, "SIGSTOP", None)
+_KILL = getattr(signal, "SIGKILL", signal.SIGTERM)
+
+
+class ProcessTree:
+    def __init__(self, root_pid, token):
+        self.root_pid = root_pid
+        self.token = token
+        self.session = _session(root_pid)
+
+    # -- who is in it ----------------------------------------------------------------
+    def members(self, by_environment=True, zombies=False):
+        """The run's live processes (and zombies, if asked), the doctor itself never."""
+        found = {}
+        own = os.getpid()
+        try:
+            root = psutil.Process(self.root_pid)
+            found[root.pid] = root
+            for proc in root.children(recursive=True):
+                found[proc.pid] = proc
+        except psutil.Error:
+            pass
+        try:  # orphans re-parented to the doctor, the subreaper
+            for proc in psutil.Process(own).children(recursive=True):
+                found.setdefault(proc.pid, proc)
+        except psutil.Error:
+            pass
+        if by_environment or self.session is not None:
+            for proc in psutil.process_iter():
+                if proc.pid in found or proc.pid == own:
+                    continue
+                if self.session is not None and _session(proc.pid) == self.session:
+                    found[proc.pid] = proc
+                elif by_environment and self._carries_token(proc):
+                    found[proc.pid] = proc
+        found.pop(own, None)
+        return list(found.values()) if zombies else [p for p in found.values() if alive(p)]
+
+    def _carries_token(self, proc):
+        try:
+            return proc.environ().get(TOKEN) == self.token
+        except (psutil.Error, OSError):
+            return False
+
+    # -- ending it -------------------------------------------------------------------
+    def end(self, bound_s=10.0):
+        """Kill every member; returns the members still alive when the bound expired."""
+        deadline = time.monotonic() + bound_s
+        while True:
+            members, groups = self._stop_all(deadline)
+            for group in groups:
+                _signal_group(group, _KILL)
+            for proc in members:
+                _signal(proc, _KILL)
+            self._wait_gone(members, deadline)
+            reap_children(exclude=self.root_pid)
+            left = self.members()
+            if not left or time.monotonic() >= deadline:
+                return left
+
+    def _stop_all(self, deadline):
+        """Stop members and their groups until a look finds no new one; returns all of
+        them and their groups."""
+        stopped, groups = {}, set()
+        while True:
+            found = self.members(zombies=True)
+            fresh = [p for p in found if p.pid not in stopped]
+            for group in _groups(fresh) - groups:
+                _signal_group(group, _STOP)
+                groups.add(group)
+            fresh = [p for p in fresh if alive(p)]
+            if not fresh or _STOP is None:
+                return list(stopped.values()) + fresh, groups
+            for proc in fresh:
+                _signal(proc, _STOP)
+                stopped[proc.pid] = proc
+            if time.monotonic() >= deadline:
+                return list(stopped.values()), groups
+
+    @staticmethod
+    def _wait_gone(members, deadline):
+        while time.monotonic() < deadline and any(alive(p) for p in members):
+            time.sleep(0.01)
+
+
+def alive(proc):
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def describe(proc):
+    try:
+        return "pid %d (%s)" % (proc.pid, " ".join(proc.cmdline())[:120] or proc.name())
+    except psutil.Error:
+        return "pid %d" % proc.pid
+
+
+def reap_children(exclude=None):
+    """Collect the exit status of finished children that are not ``exclude`` (whose
+    status belongs to its ``Popen``)."""
+    try:
+        children = psutil.Process().children()
+    except psutil.Error:
+        return
+    for child in children:
+        if child.pid == exclude:
+            continue
+        try:
+            os.waitpid(child.pid, os.WNOHANG)
+        except (ChildProcessError, OSError):
+            pass
+
+
+def _signal(proc, number):
+    try:
+        proc.send_signal(number)
+    except (psutil.Error, OSError):
+        pass
+
+
+def _groups(procs):
+    """The process groups of ``procs`` (zombies too), never the doctor's own."""
+    if not hasattr(os, "getpgid"):
+        return set()
+    groups = set()
+    for proc in procs:
+        try:
+            groups.add(os.getpgid(proc.pid))
+        except OSError:
+            continue
+    groups.discard(os.getpgid(0))
+    return groups
+
+
+def _signal_group(group, number):
+    if number is None or not hasattr(os, "killpg"):
+        return
+    try:
+        os.killpg(group, number)
+    except OSError:
+        pass
+
+
+def _session(pid):
+    if not hasattr(os, "getsid"):
+        return None
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None

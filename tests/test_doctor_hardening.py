@@ -1,0 +1,311 @@
+"""The doctor under a hostile user and a busy CI: signals to the doctor, processes that
+try to escape, files that are not scripts, timeouts, unexplained crashes, live output.
+Every case runs the real doctor on a real script; waits are for events, with wide
+bounds, never for a fixed time."""
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+
+import pytest
+
+from doctor_run import TOKEN, leftovers, run_doctor
+
+#: an upper bound for what should take seconds, so that a loaded machine still passes
+PATIENCE_S = 300
+
+FOREVER = textwrap.dedent("""\
+    import sys
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+
+    def main():
+        loader = DataLoader(TensorDataset(torch.arange(64.0)), batch_size=2, num_workers=2)
+        for epoch in range(10 ** 6):
+            for i, batch in enumerate(loader):
+                if epoch == 0 and i == 0:
+                    print("first batch", flush=True)
+
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+class Doctor:
+    """``python -m doctor`` started in the background, its stderr read as it comes."""
+
+    def __init__(self, args, cwd, env=None):
+        self.token = "hardening-%d-%d" % (os.getpid(), id(self))
+        full_env = dict(os.environ, **(env or {}))
+        full_env[TOKEN] = self.token
+        self.proc = subprocess.Popen([sys.executable, "-m", "doctor", *args], cwd=cwd,
+                                     env=full_env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.err = []
+        self.lines = queue.Queue()
+        self.out = []
+        self._readers = [threading.Thread(target=self._read, args=(self.proc.stderr, True)),
+                         threading.Thread(target=self._read, args=(self.proc.stdout, False))]
+        for reader in self._readers:
+            reader.daemon = True
+            reader.start()
+
+    def _read(self, stream, is_err):
+        """Chunks as they come (a line without its newline too), to ``self.lines``."""
+        fd = stream.fileno()
+        while True:
+            raw = os.read(fd, 65536)
+            if not raw:
+                break
+            text = raw.decode("utf-8", "replace")
+            (self.err if is_err else self.out).append(text)
+            self.lines.put(text)
+        self.lines.put(None)
+
+    def wait_for(self, text):
+        """Until ``text`` was printed, on either stream. If the doctor ends first or
+        nothing comes for PATIENCE_S, the doctor and its tree are killed and the test
+        fails."""
+        seen = ""
+        while True:
+            try:
+                chunk = self.lines.get(timeout=PATIENCE_S)
+            except queue.Empty:
+                chunk = None
+            if chunk is None:
+                self.kill()
+                raise AssertionError("no %r from the doctor:\n%s" % (
+                    text, "".join(self.err)[-3000:]))
+            seen = seen[-len(text):] + chunk
+            if text in seen:
+                return
+
+    def kill(self):
+        self.proc.kill()
+        for proc in leftovers(self.token):
+            proc.kill()
+
+    def finish(self):
+        """(exit status, stdout, stderr, processes left behind)."""
+        try:
+            self.proc.wait(timeout=PATIENCE_S)
+        finally:
+            if self.proc.poll() is None:
+                self.kill()
+        for reader in self._readers:
+            reader.join(PATIENCE_S)
+        left = leftovers(self.token)
+        for proc in left:
+            proc.kill()
+        return self.proc.returncode, "".join(self.out), "".join(self.err), left
+
+
+def _doctor_folders(folder):
+    return [p for p in os.listdir(folder) if p.startswith("dlw-doctor-")]
+
+
+# -- 1. signals to the doctor --------------------------------------------------------
+
+@pytest.mark.parametrize("signals", [("SIGTERM",), ("SIGHUP",), ("SIGINT", "SIGINT")])
+def test_a_signal_ends_the_tree_reports_and_exits_128_plus_it(tmp_path, signals):
+    (tmp_path / "train.py").write_text(FOREVER)
+    # a short folder of its own: torch passes tensors through Unix sockets made under
+    # TMPDIR, whose paths may not exceed 107 bytes
+    temp = tempfile.mkdtemp(prefix="dlw-t-")
+    doctor = Doctor(["--json", "train.py"], tmp_path, env={"TMPDIR": temp})
+    doctor.wait_for("first batch")  # the target and its workers are running
+    assert _doctor_folders(temp)
+    for name in signals:
+        doctor.proc.send_signal(getattr(signal, name))
+    status, out, err, left = doctor.finish()
+    number = getattr(signal, signals[0])
+    assert status == 128 + number, err[-3000:]
+    report = json.loads(out)  # exactly one JSON object
+    assert report["outcome"] == "stopped"
+    assert any(signals[0] in note for note in report["notes"]), report["notes"]
+    assert not left, left
+    assert not _doctor_folders(temp)
+    os.rmdir(temp)
+
+
+def test_ctrl_c_in_the_terminal_report(tmp_path):
+    (tmp_path / "train.py").write_text(FOREVER)
+    doctor = Doctor(["train.py"], tmp_path)
+    doctor.wait_for("first batch")  # the script's own stdout, on the doctor's
+    doctor.proc.send_signal(signal.SIGINT)
+    status, out, err, left = doctor.finish()
+    assert status == 128 + signal.SIGINT, err[-3000:]
+    assert "was stopped" in out and "received SIGINT" in out, out
+    assert not left
+
+
+# -- 2. processes that escape ----------------------------------------------------------
+
+ESCAPER = textwrap.dedent("""\
+    import os, time
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+
+    def hop_forever():
+        '''Leave the session, leave the tree, and keep changing pid.'''
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                while True:
+                    if os.fork() != 0:
+                        os._exit(0)
+                    time.sleep(0.002)
+            os._exit(0)
+
+
+    class Escaping(Dataset):
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, i):
+            if i == 0:
+                hop_forever()
+            return torch.tensor(float(i))
+
+
+    def main():
+        for i, batch in enumerate(DataLoader(Escaping(), batch_size=2, num_workers=2)):
+            if i == 8:
+                raise ValueError("done")
+
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+def test_a_worker_that_double_forks_setsids_and_hops_is_ended(tmp_path):
+    (tmp_path / "train.py").write_text(ESCAPER)
+    status, report, _out, err, left = run_doctor(["--json", "train.py"], tmp_path,
+                                                 limit=PATIENCE_S)
+    assert not left, left
+    assert report["outcome"] == "crashed" and status == 1, err[-3000:]
+    assert not report["notes"], report["notes"]
+
+
+# -- 4. what is not a script -------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [[], ["check"]])
+def test_a_fifo_is_refused_at_once(tmp_path, command):
+    os.mkfifo(tmp_path / "train.py")
+    status, _report, out, err, left = run_doctor(command + ["train.py"], tmp_path,
+                                                 limit=PATIENCE_S)
+    assert status == 2 and "not a regular file (a FIFO)" in err, err
+    assert err.count("\n") == 1 and out == "" and not left
+
+
+@pytest.mark.parametrize("command", [[], ["check"]])
+def test_a_device_is_refused(tmp_path, command):
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero here")
+    status, _report, _out, err, _left = run_doctor(command + ["/dev/zero"], tmp_path,
+                                                   limit=PATIENCE_S)
+    assert status == 2 and "not a regular file (a character device)" in err, err
+
+
+def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path):
+    with open(tmp_path / "train.py", "wb") as handle:
+        handle.truncate(1024 ** 3)  # 1 GB, no block of it on disk
+    status, _report, _out, err, _left = run_doctor(["train.py"], tmp_path, limit=PATIENCE_S)
+    assert status == 2 and "too large for a Python script" in err, err
+    assert err.count("\n") == 1
+
+
+# -- 6. --timeout ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e-9", "0", "-3"])
+def test_meaningless_timeouts_are_usage_errors(tmp_path, value):
+    (tmp_path / "train.py").write_text(FOREVER)
+    status, _report, _out, err, _left = run_doctor(["--timeout", value, "train.py"], tmp_path,
+                                                   limit=PATIENCE_S)
+    assert status == 2 and "--timeout" in err and err.count("\n") == 1, err
+
+
+def test_a_timeout_while_batches_flow_is_no_diagnosis(tmp_path):
+    (tmp_path / "train.py").write_text(FOREVER)
+    status, report, _out, err, left = run_doctor(["--json", "--timeout", "25", "train.py"],
+                                                 tmp_path, limit=PATIENCE_S)
+    assert not left
+    assert (report["outcome"], report["diagnoses"], status) == ("timeout", [], 0), err[-3000:]
+
+
+def test_a_timeout_of_a_script_without_a_loader_is_no_diagnosis(tmp_path):
+    (tmp_path / "train.py").write_text("import threading\nthreading.Event().wait()\n")
+    status, report, _out, err, left = run_doctor(["--json", "--timeout", "3", "train.py"],
+                                                 tmp_path, limit=PATIENCE_S)
+    assert not left
+    assert (report["outcome"], report["diagnoses"], status) == ("timeout", [], 0), err[-3000:]
+
+
+# -- 7. a crash nothing explains ---------------------------------------------------------------
+
+def test_a_script_that_kills_its_own_group_is_a_failure_with_what_was_seen(tmp_path):
+    (tmp_path / "train.py").write_text(FOREVER.replace(
+        'print("first batch", flush=True)', "os.killpg(0, 9)").replace(
+        "import sys", "import os"))
+    status, report, _out, err, left = run_doctor(["--json", "train.py"], tmp_path,
+                                                 limit=PATIENCE_S)
+    assert not left
+    assert (report["outcome"], report["exit_code"], status) == ("crashed", 137, 1), err
+    (diag,) = report["diagnoses"]
+    assert diag["code"] == "DLW208"
+    assert "killed by SIGKILL (exit status 137)" in diag["evidence"][0]
+
+
+# -- 9. live output ----------------------------------------------------------------------------
+
+def test_a_progress_bar_without_newlines_is_passed_through_as_it_comes(tmp_path):
+    """A ``\\r`` progress line reaches the user before the script goes on: the script
+    waits, after its bar, for the test to have seen it through the doctor."""
+    go = tmp_path / "go"
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        import os, sys, time
+        sys.stderr.write("\\rtraining 50%%")
+        sys.stderr.flush()
+        while not os.path.exists(%r):
+            time.sleep(0.05)
+        sys.stderr.write("\\rtraining 100%%\\n")
+    """ % str(go)))
+    doctor = Doctor(["--json", "train.py"], tmp_path)
+    doctor.wait_for("\rtraining 50%")
+    go.write_text("")
+    status, out, err, left = doctor.finish()
+    assert status == 0 and json.loads(out)["outcome"] == "passed", err
+    assert "\rtraining 50%\rtraining 100%\n" in err and not left
+
+
+def test_one_huge_line_costs_the_doctor_bounded_memory(tmp_path):
+    """A 200 MB line on stderr: the doctor passes it through in chunks and keeps a bounded
+    part, so its own memory stays far below the line's size."""
+    import psutil
+
+    (tmp_path / "train.py").write_text(
+        "import sys\nsys.stderr.write('x' * (200 * 1024 * 1024) + '\\n')\n")
+    proc = subprocess.Popen([sys.executable, "-m", "doctor", "--json", "train.py"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    watched = psutil.Process(proc.pid)
+    peak = 0
+    while proc.poll() is None:  # sample the doctor's own memory until it ends
+        try:
+            peak = max(peak, watched.memory_info().rss)
+            watched.wait(0.02)
+        except psutil.TimeoutExpired:
+            continue
+        except psutil.Error:
+            break
+    out, _ = proc.communicate(timeout=PATIENCE_S)
+    assert json.loads(out)["outcome"] == "passed"
+    assert peak < 150 * 1024 ** 2, "the doctor reached %d MB" % (peak // 1024 ** 2)
