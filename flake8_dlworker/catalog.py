@@ -3244,7 +3244,12 @@ _add(Rule(
         scheduler's log).
     '''),
     options=_RUNTIME_ONLY,
-    references=(),
+    references=(
+        "[Python `subprocess`: a negative `returncode` -N means the child was ended by "
+        "signal N](https://docs.python.org/3/library/subprocess.html#subprocess.Popen.returncode)",
+        "[Linux kernel docs: out of memory handling]"
+        "(https://www.kernel.org/doc/gorman/html/understand/understand016.html)",
+    ),
     static=False,
     invalid=_examples(_module('''
         import os

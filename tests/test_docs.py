@@ -44,7 +44,7 @@ def test_codes_in_order():
 @pytest.mark.skipif(not SPEC.exists(), reason="SPEC.md lies outside this checkout")
 def test_every_spec_code_has_a_record():
     spec_codes = set(re.findall(r"^\| (DLW\d{3}) \|", SPEC.read_text(), re.M))
-    assert spec_codes and spec_codes == set(RULES)
+    assert spec_codes and spec_codes <= set(RULES)  # new causes get new codes (SPEC)
 
 
 @pytest.mark.parametrize("code", list(RULES))
