@@ -31,9 +31,9 @@ class Host(NamedTuple):
 
 def findings(tree, filename, start_method="spawn", host=Host()):
     """Every finding for one parsed module, without the prefilter."""
-    facts = analyze_module(tree, filename)
-    found = []
     project = Project(filename)  # sibling modules, read lazily and at most once each
+    facts = analyze_module(tree, filename, project)
+    found = []
     if start_method != "fork":
         found.extend(unguarded.check(facts, project))
         found.extend(pickling.check(facts, start_method, project))

@@ -31,7 +31,7 @@ class Project:
             path = self._resolve(modname)
             if path is not None:
                 self._opened += 1
-                facts = _read(path)
+                facts = _read(path, self)
         self._facts[modname] = facts
         return facts
 
@@ -54,13 +54,13 @@ class Project:
         return path
 
 
-def _read(path):
+def _read(path, project):
     try:
         with open(path, "rb") as handle:
             tree = ast.parse(handle.read(), path)
     except (OSError, SyntaxError, ValueError):
         return None
-    return analyze_module(tree, path)
+    return analyze_module(tree, path, project)
 
 
 def top_function(facts, name):

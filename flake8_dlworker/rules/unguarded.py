@@ -4,6 +4,7 @@ import os
 from collections import deque
 
 from flake8_dlworker.analysis.loaders import is_dataloader_call, is_worker_loader
+from flake8_dlworker.analysis.module import Scope
 from flake8_dlworker.analysis.names import PROCESS_CLASSES, STARTERS
 from flake8_dlworker.analysis.project import top_function
 from flake8_dlworker.catalog import RULES
@@ -22,25 +23,42 @@ _HARMLESS = frozenset(("len", "print", "isinstance", "issubclass", "type", "id",
 
 def check(facts, project):
     ops, edges = _operations(facts)
+    reaching = _reaching(ops, edges)
+    imported = _imported_calls(facts)
     for stmt in facts.top_statements:
-        chain = _first_chain(stmt, ops, edges)
-        if chain is None:
-            imported = _imported_calls(facts, stmt)
-            if imported:
-                chain = _imported_chain(imported, project)
+        chain = _first_chain(stmt, ops, edges) if stmt in reaching else None
+        if chain is None and stmt in imported:
+            chain = _imported_chain(imported[stmt], project)
         if chain is not None:
             yield Finding(stmt.lineno, stmt.col_offset, CODE,
                           RULES[CODE].message.format(chain=chain))
 
 
-def _imported_calls(facts, stmt):
-    """(module, function) for each call in ``stmt`` to a from-imported function."""
-    found = []
+def _imported_calls(facts):
+    """top statement -> [(module, function)] for its calls to from-imported functions."""
+    found = {}
     for call, scope, owner in facts.calls:
-        if owner is stmt:
+        if owner is not None and not isinstance(owner, Scope):
             qualname = facts.qualname(call.func, scope)
             if qualname and "." in qualname and qualname not in STARTERS:
-                found.append(tuple(qualname.rsplit(".", 1)))
+                found.setdefault(owner, []).append(tuple(qualname.rsplit(".", 1)))
+    return found
+
+
+def _reaching(ops, edges):
+    """The owners from which some chain of calls reaches a worker start: one walk
+    backwards from the starts, so each top statement costs nothing more to ask."""
+    callers = {}
+    for owner, callees in edges.items():
+        for scope, _line in callees:
+            callers.setdefault(scope, []).append(owner)
+    found = set(ops)
+    queue = deque(ops)
+    while queue:
+        for caller in callers.get(queue.popleft(), ()):
+            if caller not in found:
+                found.add(caller)
+                queue.append(caller)
     return found
 
 
