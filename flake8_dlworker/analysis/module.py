@@ -143,13 +143,13 @@ _LIBRARY_STARS = {
 
 def star_exports(module, name, project):
     """True when ``from module import *`` binds ``name``: a known library's name, or a
-    public top-level name of a module beside the linted file."""
+    public top-level name of a module beside the linted file that may build a loader."""
     known = _LIBRARY_STARS.get(module)
     if known is not None:
         return name in known
     if project is None or name.startswith("_"):
         return False
-    other = project.module(module)
+    other = project.module_with_loaders(module)
     return other is not None and name in other.module.bindings
 
 

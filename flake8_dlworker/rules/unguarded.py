@@ -3,7 +3,8 @@ import ast
 import os
 from collections import deque
 
-from flake8_dlworker.analysis.loaders import is_dataloader_call, is_worker_loader
+from flake8_dlworker.analysis.flow import is_worker_loader, resolve_call
+from flake8_dlworker.analysis.loaders import is_dataloader_call
 from flake8_dlworker.analysis.module import Scope
 from flake8_dlworker.analysis.names import PROCESS_CLASSES, STARTERS
 from flake8_dlworker.analysis.project import top_function
@@ -89,7 +90,7 @@ def _first_chain(start, ops, edges, names=()):
         for scope, line in edges.get(owner, ()):
             if scope not in seen:
                 seen.add(scope)
-                queue.append((scope, names + [scope.name + "()"]))
+                queue.append((scope, names + [_label(scope)]))
     return None
 
 
@@ -107,9 +108,10 @@ def _operations(facts):
         if what is not None:
             ops.setdefault(owner, []).append("%s at line %d" % (what, call.lineno))
             continue
-        callee = _local_function(call.func, scope, facts)
-        if callee is not None:
-            edges.setdefault(owner, []).append((callee, call.lineno))
+        for target in resolve_call(call, scope, facts, local=True):
+            callee = target.scope
+            if target.facts is facts and callee is not None:
+                edges.setdefault(owner, []).append((callee, call.lineno))
     return ops, edges
 
 
@@ -191,11 +193,7 @@ def _is_context(expr, scope, facts, depth=0):
     return False
 
 
-def _local_function(func, scope, facts):
-    """The body Scope of a same-module function that ``func`` names, if any."""
-    if not isinstance(func, ast.Name):
-        return None
-    for binding in facts.lookup(func.id, scope):
-        if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return facts.scopes.get(binding.value)
-    return None
+def _label(scope):
+    if scope.cls is not None:
+        return "%s.%s()" % (scope.cls.name, scope.name)
+    return scope.name + "()"
