@@ -4,7 +4,7 @@ from typing import NamedTuple, Optional
 import flake8_dlworker
 from flake8_dlworker.analysis import analyze_module
 from flake8_dlworker.analysis.loaders import is_dataloader_call, may_have_workers
-from flake8_dlworker.analysis.project import Project, calls_sibling_at_top
+from flake8_dlworker.analysis.project import Project, reaches_sibling_workers
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import cuda, options, pickling, sharding, state, unguarded
 
@@ -119,7 +119,7 @@ class DataLoaderWorkerChecker:
 
     def run(self):
         if not (might_start_workers("".join(self._lines))
-                or calls_sibling_at_top(self._tree, self._filename)):
+                or reaches_sibling_workers(self._tree, self._filename)):
             return
         for finding in findings(self._tree, self._filename, self.start_method, self.host):
             yield (finding.line, finding.col, "%s %s" % (finding.code, finding.text),

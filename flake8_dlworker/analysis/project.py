@@ -95,20 +95,43 @@ def top_function(facts, name):
     return None
 
 
-def calls_sibling_at_top(tree, filename):
-    """Cheap look at the top-level statements only: an unguarded call to a function
-    imported from a module that lies beside ``filename``."""
+def reaches_sibling_workers(tree, filename):
+    """Cheap look at the top-level statements only, for a file the prefilter rejected:
+    an unguarded call to a function imported from a module that lies beside
+    ``filename``, or an import of such a module whose text passes the prefilter (its
+    factories may hand this file a loader)."""
+    imported = _top_imports(tree)
+    if not imported:
+        return False
+    base = os.path.dirname(os.path.abspath(filename or "."))
+    return (_calls_sibling_at_top(tree, base, imported)
+            or any(_sibling_mentions_workers(base, module)
+                   for module in list(dict.fromkeys(imported.values()))[:MAX_MODULES]))
+
+
+def _top_imports(tree):
     imported = {}
-    for stmt in tree.body:
+    for stmt in _unguarded_statements(tree.body):
         if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
             for alias in stmt.names:
                 imported[alias.asname or alias.name] = stmt.module
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 imported[(alias.asname or alias.name).partition(".")[0]] = alias.name
-    if not imported:
+    return imported
+
+
+def _sibling_mentions_workers(base, modname):
+    if not _lies_beside(base, modname):
         return False
-    base = os.path.dirname(os.path.abspath(filename or "."))
+    head = os.path.join(base, *modname.split("."))
+    for path in (head + ".py", os.path.join(head, "__init__.py")):
+        if os.path.isfile(path):
+            return _mentions_workers(path)
+    return False
+
+
+def _calls_sibling_at_top(tree, base, imported):
     for stmt in _unguarded_statements(tree.body):
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
             continue
