@@ -2,7 +2,7 @@
 from typing import NamedTuple, Optional
 
 import flake8_dlworker
-from flake8_dlworker.analysis import analyze_module
+from flake8_dlworker.analysis import analyze_module, frameworks
 from flake8_dlworker.analysis.loaders import is_dataloader_call, may_have_workers
 from flake8_dlworker.analysis.project import Project, reaches_sibling_workers
 from flake8_dlworker.catalog import RULES
@@ -18,7 +18,7 @@ HOST_RULES = tuple(code for code, rule in RULES.items() if rule.default_off)
 DEFAULT_MIN_RAM_GB = 16.0
 #: a module that mentions none of these imports nothing that starts a worker
 _PREFILTER = ("DataLoader", "multiprocessing", "ProcessPoolExecutor", "utils.data",
-              "utils import data")
+              "utils import data") + frameworks.PREFILTER
 
 
 class Host(NamedTuple):
@@ -37,6 +37,8 @@ def findings(tree, filename, start_method="spawn", host=Host()):
     if start_method != "fork":
         found.extend(unguarded.check(facts, project))
         found.extend(pickling.check(facts, start_method, project))
+    if frameworks.uses_frameworks(facts):
+        found.extend(options.check_framework_options(facts))
     loaders = [(call, scope) for call, scope, _owner in facts.calls
                if is_dataloader_call(call, scope, facts)]
     if loaders:

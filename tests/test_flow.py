@@ -175,6 +175,56 @@ CASES = {
             def make(data, collate=lambda batch: batch):
                 return DataLoader(data, num_workers=2, collate_fn=collate)
         """}, {("train.py", 3, "DLW102")}),
+    "huggingface_trainer_collator_and_run": ({
+        "train.py": """\
+            from transformers import Trainer, TrainingArguments
+
+            def main(model, data):
+                args = TrainingArguments("out", dataloader_num_workers=2)
+                trainer = Trainer(model=model, args=args, train_dataset=data,
+                                  data_collator=lambda rows: rows)
+                trainer.train()
+
+            main(None, [1, 2])
+        """}, {("train.py", 6, "DLW102"), ("train.py", 9, "DLW101")}),
+    "huggingface_options_without_workers": ({
+        "train.py": """\
+            from transformers import Trainer, TrainingArguments
+
+            def main(model, data):
+                args = TrainingArguments("out", dataloader_persistent_workers=True)
+                Trainer(model=model, args=args, train_dataset=data,
+                        data_collator=lambda rows: rows).train()
+
+            main(None, [1, 2])
+        """}, {("train.py", 4, "DLW106")}),
+    "lightning_fit_with_hooks": ({
+        "train.py": """\
+            import lightning as L
+            from torch.utils.data import DataLoader
+
+            class Data(L.LightningDataModule):
+                def train_dataloader(self):
+                    return DataLoader(list(range(8)), num_workers=2, collate_fn=lambda b: b)
+
+            def main():
+                trainer = L.Trainer(max_epochs=1)
+                trainer.fit(object(), datamodule=Data())
+
+            main()
+        """}, {("train.py", 6, "DLW102"), ("train.py", 12, "DLW101")}),
+    "lightning_fit_guarded": ({
+        "train.py": """\
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+
+            class Model(pl.LightningModule):
+                def train_dataloader(self):
+                    return DataLoader(list(range(8)), num_workers=2)
+
+            if __name__ == "__main__":
+                pl.Trainer().fit(Model())
+        """}, set()),
 }
 
 

@@ -6,6 +6,7 @@ off unless selected by their own code.
 """
 import ast
 
+from flake8_dlworker.analysis import frameworks
 from flake8_dlworker.analysis.flow import unpacked_keywords
 from flake8_dlworker.analysis.loaders import (
     argument, has_unknown_arguments, is_known, literal, literal_int, value_of)
@@ -35,6 +36,24 @@ def check_worker_options(loaders, facts):
             option = "%s=%r" % (name, value)
             yield Finding(node.lineno, node.col_offset, "DLW106",
                           RULES["DLW106"].message.format(option=option, source=source))
+
+
+def check_framework_options(facts):
+    """DLW106 for Hugging Face TrainingArguments: its loaders get the same options."""
+    for call, scope, _owner in facts.calls:
+        if facts.qualname(call.func, scope) not in frameworks.HF_ARGUMENTS:
+            continue
+        if frameworks.hf_workers(call, scope, facts) != 0:
+            continue
+        for kw in call.keywords:
+            if kw.arg not in frameworks.HF_WORKER_OPTIONS:
+                continue
+            value = literal(kw.value, scope, facts)
+            if not is_known(value) or value is None or value is False:
+                continue
+            option = "%s=%r" % (kw.arg, value)
+            yield Finding(kw.lineno, kw.col_offset, "DLW106", RULES["DLW106"].message.format(
+                option=option, source=" (dataloader_num_workers)"))
 
 
 def _given(call, scope, facts):

@@ -9,6 +9,7 @@ body (DLW103), and one defined only in the ``__main__`` guard or a package's
 import ast
 import os
 
+from flake8_dlworker.analysis import frameworks
 from flake8_dlworker.analysis.flow import (
     argument_for_parameter, default_for_parameter, unpacked_keywords)
 from flake8_dlworker.analysis.loaders import (
@@ -51,10 +52,14 @@ def check(facts, method, project):
 
 def _pickled(facts):
     """(expression, role, scope) for everything a worker process receives by pickling."""
+    hf = frameworks.uses_frameworks(facts)
     for call, scope, _owner in facts.calls:
         if not is_dataloader_call(call, scope, facts):
             for expr, role in pickled_callables(call, scope, facts):
                 yield expr, role, scope
+            if hf and facts.qualname(call.func, scope) in frameworks.HF_TRAINERS:
+                for expr, role in frameworks.hf_sent(call, scope, facts):
+                    yield expr, role, scope
             continue
         if not may_have_workers(call) or forces_fork(call):
             continue

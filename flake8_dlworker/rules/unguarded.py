@@ -3,7 +3,9 @@ import ast
 import os
 from collections import deque
 
-from flake8_dlworker.analysis.flow import is_worker_loader, resolve_call
+from flake8_dlworker.analysis import frameworks
+from flake8_dlworker.analysis.flow import (
+    Target, instance_classes, is_worker_loader, resolve_call)
 from flake8_dlworker.analysis.loaders import is_dataloader_call
 from flake8_dlworker.analysis.module import Scope
 from flake8_dlworker.analysis.names import PROCESS_CLASSES, STARTERS
@@ -133,6 +135,10 @@ def _starts_workers(call, scope, facts):
             return "Process started"
         if func.attr == "Pool" and _is_context(func.value, scope, facts):
             return "Pool created"
+        if func.attr in frameworks.HF_RUNS or func.attr in frameworks.LIGHTNING_RUNS:
+            what = _framework_run(call, scope, facts)
+            if what is not None:
+                return what
     arguments = list(call.args) + [kw.value for kw in call.keywords]
     if not any(is_worker_loader(arg, scope, facts) for arg in arguments):
         return None
@@ -197,3 +203,31 @@ def _label(scope):
     if scope.cls is not None:
         return "%s.%s()" % (scope.cls.name, scope.name)
     return scope.name + "()"
+
+
+def _framework_run(call, scope, facts):
+    """``trainer.train()`` (Hugging Face, with workers) or ``trainer.fit(model)``
+    (Lightning, with a loader or a ``*_dataloader`` hook that builds one with workers)."""
+    func = call.func
+    if func.attr in frameworks.HF_RUNS:
+        trainer = frameworks.constructed(func.value, scope, facts, frameworks.HF_TRAINERS)
+        if trainer is not None and frameworks.hf_trainer_workers(*trainer, facts) != 0:
+            return "Trainer.%s() called" % func.attr
+    if func.attr in frameworks.LIGHTNING_RUNS and frameworks.constructed(
+            func.value, scope, facts, frameworks.LIGHTNING_TRAINERS) is not None:
+        given = list(call.args) + [kw.value for kw in call.keywords]
+        if any(is_worker_loader(arg, scope, facts) or _hooks_build_loaders(arg, scope, facts)
+               for arg in given):
+            return "Trainer.%s() called" % func.attr
+    return None
+
+
+def _hooks_build_loaders(expr, scope, facts):
+    for cls, cls_facts, _skip in instance_classes(expr, scope, facts):
+        class_scope = cls_facts.scopes.get(cls)
+        for hook in frameworks.LIGHTNING_HOOKS:
+            method = class_scope.methods.get(hook) if class_scope is not None else None
+            if method is not None and cls_facts.summaries.returns_loader(
+                    Target(method.node, cls_facts, True)):
+                return True
+    return False
