@@ -1,4 +1,5 @@
 """The flake8 entry point: options, the prefilter, and the findings of every rule."""
+import gc
 from typing import NamedTuple, Optional
 
 import flake8_dlworker
@@ -30,7 +31,21 @@ class Host(NamedTuple):
 
 
 def findings(tree, filename, start_method="spawn", host=Host()):
-    """Every finding for one parsed module, without the prefilter."""
+    """Every finding for one parsed module, without the prefilter.
+
+    The cyclic garbage collector is paused while the module is analysed: each of its
+    passes would walk the whole syntax tree again, which on a large module costs more
+    than the analysis itself.  It is restored (and catches up) when the analysis ends."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _findings(tree, filename, start_method, host)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _findings(tree, filename, start_method, host):
     project = Project(filename)  # sibling modules, read lazily and at most once each
     facts = analyze_module(tree, filename, project)
     found = []
