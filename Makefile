@@ -20,6 +20,7 @@ test: $(BIN)/.installed
 bench: $(BIN)/.installed
 	$(BIN)/python bench/lint_bench.py
 	$(BIN)/python bench/analysis_cost.py
+	$(BIN)/python bench/large_module.py
 	$(BIN)/python bench/doctor_bench.py
 	$(BIN)/python bench/explain_bench.py
 

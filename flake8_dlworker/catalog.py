@@ -1168,8 +1168,8 @@ _add(Rule(
 _add(Rule(
     code="DLW106",
     title="worker-only option given while num_workers is 0",
-    message=("{option} is given while num_workers is 0, and DataLoader raises ValueError; "
-             "pass num_workers > 0 or drop {option}"),
+    message=("{option} is given while num_workers is 0{source}, and DataLoader raises "
+             "ValueError; pass num_workers > 0 or drop {option}"),
     fix_title="Drop the option, or make it conditional on num_workers > 0",
     explanation=_text('''
         persistent_workers and prefetch_factor only mean something when the DataLoader

@@ -1,10 +1,11 @@
 """The flake8 entry point: options, the prefilter, and the findings of every rule."""
+import gc
 from typing import NamedTuple, Optional
 
 import flake8_dlworker
-from flake8_dlworker.analysis import analyze_module
+from flake8_dlworker.analysis import analyze_module, frameworks
 from flake8_dlworker.analysis.loaders import is_dataloader_call, may_have_workers
-from flake8_dlworker.analysis.project import Project, calls_sibling_at_top
+from flake8_dlworker.analysis.project import Project, reaches_sibling_workers
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import cuda, options, pickling, sharding, state, unguarded
 
@@ -18,7 +19,7 @@ HOST_RULES = tuple(code for code, rule in RULES.items() if rule.default_off)
 DEFAULT_MIN_RAM_GB = 16.0
 #: a module that mentions none of these imports nothing that starts a worker
 _PREFILTER = ("DataLoader", "multiprocessing", "ProcessPoolExecutor", "utils.data",
-              "utils import data")
+              "utils import data") + frameworks.PREFILTER
 
 
 class Host(NamedTuple):
@@ -30,13 +31,29 @@ class Host(NamedTuple):
 
 
 def findings(tree, filename, start_method="spawn", host=Host()):
-    """Every finding for one parsed module, without the prefilter."""
-    facts = analyze_module(tree, filename)
-    found = []
+    """Every finding for one parsed module, without the prefilter.
+
+    The cyclic garbage collector is paused while the module is analysed: each of its
+    passes would walk the whole syntax tree again, which on a large module costs more
+    than the analysis itself.  It is restored (and catches up) when the analysis ends."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _findings(tree, filename, start_method, host)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _findings(tree, filename, start_method, host):
     project = Project(filename)  # sibling modules, read lazily and at most once each
+    facts = analyze_module(tree, filename, project)
+    found = []
     if start_method != "fork":
         found.extend(unguarded.check(facts, project))
         found.extend(pickling.check(facts, start_method, project))
+    if frameworks.uses_frameworks(facts):
+        found.extend(options.check_framework_options(facts))
     loaders = [(call, scope) for call, scope, _owner in facts.calls
                if is_dataloader_call(call, scope, facts)]
     if loaders:
@@ -119,7 +136,7 @@ class DataLoaderWorkerChecker:
 
     def run(self):
         if not (might_start_workers("".join(self._lines))
-                or calls_sibling_at_top(self._tree, self._filename)):
+                or reaches_sibling_workers(self._tree, self._filename)):
             return
         for finding in findings(self._tree, self._filename, self.start_method, self.host):
             yield (finding.line, finding.col, "%s %s" % (finding.code, finding.text),

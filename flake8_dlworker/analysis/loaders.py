@@ -1,7 +1,7 @@
 """DataLoader calls: which are torch's, which may start workers, what they send."""
 import ast
 
-from flake8_dlworker.analysis.names import DATALOADER
+from flake8_dlworker.analysis.names import LOADERS
 
 #: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
 #:            collate_fn, pin_memory, drop_last, timeout, worker_init_fn, ...)
@@ -10,11 +10,34 @@ NUM_WORKERS_POSITION = 5
 #: Process gets the dataset, collate_fn and worker_init_fn; the sampler and batch
 #: sampler stay in the main process and only send indices
 SENT_TO_WORKERS = {"dataset": 0, "collate_fn": 6, "worker_init_fn": 10}
-_MAX_DEPTH = 6
+_MAX_BASES = 4
 
 
 def is_dataloader_call(node, scope, facts):
-    return isinstance(node, ast.Call) and facts.qualname(node.func, scope) == DATALOADER
+    """A torch DataLoader, a loader built on it (webdataset, PyTorch Geometric), or a
+    subclass of one defined in this module."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if facts.qualname(func, scope) in LOADERS:
+        return True
+    if isinstance(func, ast.Name):
+        return any(isinstance(b.value, ast.ClassDef) and _subclasses_loader(b, facts, 0)
+                   for b in facts.lookup(func.id, scope))
+    return False
+
+
+def _subclasses_loader(binding, facts, depth):
+    if depth > _MAX_BASES:
+        return False
+    for base in binding.value.bases:
+        if facts.qualname(base, binding.scope) in LOADERS:
+            return True
+        if isinstance(base, ast.Name) and any(
+                isinstance(b.value, ast.ClassDef) and _subclasses_loader(b, facts, depth + 1)
+                for b in facts.lookup(base.id, binding.scope)):
+            return True
+    return False
 
 
 def _is_zero(expr):
@@ -60,21 +83,6 @@ def sent_to_workers(call):
         if expr is not None and not (isinstance(expr, ast.Constant) and expr.value is None):
             found.append((expr, role))
     return found
-
-
-def is_worker_loader(expr, scope, facts, depth=0):
-    """True when ``expr`` is (bound to) a torch DataLoader that may start workers."""
-    if depth > _MAX_DEPTH:
-        return False
-    if isinstance(expr, ast.Call):
-        return is_dataloader_call(expr, scope, facts) and may_have_workers(expr)
-    if isinstance(expr, ast.Name):
-        for binding in facts.lookup(expr.id, scope):
-            value = binding.value
-            if isinstance(value, ast.expr) and is_worker_loader(
-                    value, binding.scope, facts, depth + 1):
-                return True
-    return False
 
 
 #: DataLoader's positional order after ``dataset`` (torch 2.x signature)
@@ -131,7 +139,26 @@ def literal(expr, scope, facts, depth=0):
             values.add((type(value), value))
         if len(values) == 1:
             return values.pop()[1]
+    if isinstance(expr, ast.Subscript) and depth < 3:  # CONFIG["num_workers"]
+        key = expr.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            container = _dict_of(expr.value, scope, facts)
+            if container is not None:
+                value, value_scope = container
+                for dict_key, item in zip(value.keys, value.values):
+                    if isinstance(dict_key, ast.Constant) and dict_key.value == key.value:
+                        return literal(item, value_scope, facts, depth + 1)
     return _UNKNOWN
+
+
+def _dict_of(expr, scope, facts):
+    """(Dict literal, its scope) a name is always bound to, else None."""
+    if not isinstance(expr, ast.Name):
+        return None
+    bindings = facts.lookup(expr.id, scope)
+    if len(bindings) == 1 and isinstance(bindings[0].value, ast.Dict):
+        return bindings[0].value, bindings[0].scope
+    return None
 
 
 def is_known(value):

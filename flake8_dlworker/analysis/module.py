@@ -31,7 +31,7 @@ _LEAVES = frozenset(
 _NOTED = frozenset((
     ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Call, ast.Import,
     ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For,
-    ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith))
+    ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith, ast.Return))
 
 
 class Binding:
@@ -41,7 +41,7 @@ class Binding:
 
     def __init__(self, name, value, place, outer, scope):
         self.name = name
-        self.value = value      # FunctionDef / ClassDef / expression / None
+        self.value = value      # FunctionDef / ClassDef / expression / ast.arg / None
         self.place = place
         self.outer = outer      # the enclosing function's name, for LOCAL
         self.scope = scope      # the scope the value's names resolve in
@@ -49,7 +49,7 @@ class Binding:
 
 class Scope:
     __slots__ = ("kind", "name", "node", "parent", "bindings", "aliases",
-                 "self_assigns", "methods", "place")
+                 "self_assigns", "methods", "place", "returns", "cls", "stars")
 
     def __init__(self, kind, name, node, parent, place):
         self.kind = kind          # "module" | "function" | "class"
@@ -61,6 +61,9 @@ class Scope:
         self.aliases = {}
         self.self_assigns = []    # (attribute, value expr) for ``self.x = ...``
         self.methods = {}         # class scopes: method name -> function Scope
+        self.returns = []         # function scopes: the expressions ``return`` gives
+        self.cls = None           # methods: the ClassDef they belong to
+        self.stars = []           # modules named by ``from M import *`` here
 
     def bind(self, name, value, place, outer=None, scope=None):
         self.bindings.setdefault(name, []).append(
@@ -71,7 +74,7 @@ class ModuleFacts:
     """Everything the rules read about one module."""
 
     __slots__ = ("filename", "tree", "module", "is_main_file", "iterations", "calls",
-                 "top_statements", "scopes")
+                 "top_statements", "scopes", "project", "_summaries")
 
     def __init__(self, filename, tree):
         self.filename = filename
@@ -87,6 +90,18 @@ class ModuleFacts:
         self.top_statements = []
         #: FunctionDef / ClassDef node -> the Scope of its body
         self.scopes = {}
+        #: the modules beside this one (analysis/project.py), when the rules give one
+        self.project = None
+        self._summaries = None
+
+    @property
+    def summaries(self):
+        """What this module's functions return and who calls them (analysis/flow.py)."""
+        if self._summaries is None:
+            from flake8_dlworker.analysis.flow import Summaries
+
+            self._summaries = Summaries(self)
+        return self._summaries
 
     # -- name resolution ---------------------------------------------------
     def lookup(self, name, scope):
@@ -109,16 +124,38 @@ class ModuleFacts:
                 return canonical(".".join([target] + parts[1:]))
             if head in scope.bindings:
                 return None  # rebound locally: not the imported object
+            for module in scope.stars:
+                if star_exports(module, head, self.project):
+                    return canonical(".".join([module, head] + parts[1:]))
             scope = scope.parent
         return None
 
 
-def is_main_guard(stmt):
-    if not isinstance(stmt, ast.If):
+#: names ``from M import *`` binds for the libraries whose objects the rules look for
+_LIBRARY_STARS = {
+    "torch.utils.data": frozenset((
+        "DataLoader", "Dataset", "IterableDataset", "TensorDataset", "ConcatDataset",
+        "Subset", "ChainDataset", "StackDataset", "get_worker_info", "random_split")),
+    "multiprocessing": frozenset(("Pool", "Process", "get_context")),
+    "concurrent.futures": frozenset(("ProcessPoolExecutor",)),
+}
+
+
+def star_exports(module, name, project):
+    """True when ``from module import *`` binds ``name``: a known library's name, or a
+    public top-level name of a module beside the linted file that may build a loader."""
+    known = _LIBRARY_STARS.get(module)
+    if known is not None:
+        return name in known
+    if project is None or name.startswith("_"):
         return False
-    test = stmt.test
+    other = project.module_with_loaders(module)
+    return other is not None and name in other.module.bindings
+
+
+def _compares_main(test, op):
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq)):
+            and isinstance(test.ops[0], op)):
         return False
     sides = (test.left, test.comparators[0])
     has_name = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
@@ -126,20 +163,40 @@ def is_main_guard(stmt):
     return has_name and has_main
 
 
-def analyze_module(tree, filename):
+def is_main_guard(stmt):
+    """``if __name__ == "__main__":``, alone or joined by ``and`` to other conditions:
+    the body runs only in the main script."""
+    if not isinstance(stmt, ast.If):
+        return False
+    test = stmt.test
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_compares_main(value, ast.Eq) for value in test.values)
+    return _compares_main(test, ast.Eq)
+
+
+def is_inverted_guard(stmt):
+    """``if __name__ != "__main__": ... else: ...``: the ``else`` is the guard."""
+    return isinstance(stmt, ast.If) and _compares_main(stmt.test, ast.NotEq)
+
+
+def analyze_module(tree, filename, project=None):
     facts = ModuleFacts(filename, tree)
+    facts.project = project
     walker = _Walker(facts)
     module = facts.module
     top_place = MAIN_FILE if facts.is_main_file else MODULE
     for stmt in tree.body:
+        guarded, unguarded = None, [stmt]
         if is_main_guard(stmt):
+            guarded, unguarded = stmt.body, stmt.orelse
+        elif is_inverted_guard(stmt):
+            guarded, unguarded = stmt.orelse, stmt.body
+        if guarded is not None:
             walker.visit(stmt.test, module, None, GUARD)
-            for inner in stmt.body:
+            for inner in guarded:
                 walker.visit(inner, module, None, GUARD)
-            for inner in stmt.orelse:
-                walker.top(inner, top_place)
-        else:
-            walker.top(stmt, top_place)
+        for inner in unguarded:
+            walker.top(inner, top_place)
     return facts
 
 
@@ -184,7 +241,13 @@ class _Walker:
                 facts.calls.append((node, scope, owner))
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 record_import(node, scope.aliases)
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                        and any(alias.name == "*" for alias in node.names):
+                    scope.stars.append(node.module)
                 continue
+            elif isinstance(node, ast.Return):
+                if node.value is not None:
+                    scope.returns.append(node.value)
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     self._bind_target(target, node.value, scope, place)
@@ -210,8 +273,9 @@ class _Walker:
         if isinstance(target, ast.Name):
             scope.bind(target.id, value, place, _outer(scope))
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._bind_target(elt, None, scope, place)
+            values = _elements(value, len(target.elts))
+            for elt, elt_value in zip(target.elts, values):
+                self._bind_target(elt, elt_value, scope, place)
         elif isinstance(target, ast.Starred):
             self._bind_target(target.value, None, scope, place)
         elif (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
@@ -229,12 +293,13 @@ class _Walker:
         self.facts.scopes[node] = inner
         if scope.kind == "class":
             scope.methods[node.name] = inner
+            inner.cls = scope.node
         args = node.args
         for arg in args.posonlyargs + args.args + args.kwonlyargs:
-            inner.bind(arg.arg, None, LOCAL)
+            inner.bind(arg.arg, arg, LOCAL)
         for arg in (args.vararg, args.kwarg):
             if arg is not None:
-                inner.bind(arg.arg, None, LOCAL)
+                inner.bind(arg.arg, arg, LOCAL)
         for stmt in node.body:
             stack.append((stmt, inner, inner, LOCAL))
 
@@ -247,6 +312,22 @@ class _Walker:
         self.facts.scopes[node] = inner
         for stmt in node.body:
             stack.append((stmt, inner, owner, CLASS))
+
+
+#: calls that hand back the objects they are given, in order (accelerate's prepare)
+_PASS_THROUGH = frozenset(("prepare",))
+
+
+def _elements(value, count):
+    """What each name of ``a, b = value`` is bound to, where the value says it."""
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == count and not any(
+            isinstance(elt, ast.Starred) for elt in value.elts):
+        return value.elts
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr in _PASS_THROUGH and len(value.args) == count
+            and not any(isinstance(arg, ast.Starred) for arg in value.args)):
+        return value.args
+    return [None] * count
 
 
 def _outer(scope):

@@ -2,6 +2,15 @@
 import ast
 
 DATALOADER = "torch.utils.data.DataLoader"
+#: classes that are a torch DataLoader, with its arguments: subclasses in libraries
+LOADERS = frozenset((
+    DATALOADER,
+    "webdataset.WebLoader",
+    "webdataset.compat.WebLoader",
+    "torch_geometric.loader.DataLoader",
+    "torch_geometric.data.DataLoader",
+    "torch_geometric.loader.NeighborLoader",
+))
 
 #: spellings that name the same object as the canonical key.
 _CANONICAL = {

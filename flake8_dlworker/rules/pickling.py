@@ -9,10 +9,14 @@ body (DLW103), and one defined only in the ``__main__`` guard or a package's
 import ast
 import os
 
+from flake8_dlworker.analysis import frameworks
+from flake8_dlworker.analysis.flow import (
+    argument_for_parameter, default_for_parameter, unpacked_keywords)
 from flake8_dlworker.analysis.loaders import (
-    forces_fork, is_dataloader_call, may_have_workers, sent_to_workers)
+    SENT_TO_WORKERS, forces_fork, is_dataloader_call, may_have_workers, sent_to_workers)
 from flake8_dlworker.analysis.module import GUARD, LOCAL, MAIN_FILE
 from flake8_dlworker.analysis.names import PARTIAL
+from flake8_dlworker.analysis.processes import pickled_callables
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
@@ -27,21 +31,43 @@ _DEFINED_IN = {
 }
 
 
+#: methods whose function argument runs in the main process and is not kept: Hugging
+#: Face ``datasets.Dataset.map`` / ``filter`` (torch datapipes, which keep it, excepted)
+_EAGER_METHODS = frozenset(("map", "filter"))
+#: dataset methods that keep the function they are given (Hugging Face datasets)
+_KEEPING_METHODS = frozenset(("set_transform", "with_transform"))
+
+
 def check(facts, method, project):
     seen = set()
+    for expr, role, scope in _pickled(facts):
+        tracer = _Tracer(facts, method, expr, role, project)
+        tracer.trace(expr, scope, role, 0)
+        for finding in tracer.findings:
+            key = finding[:3]
+            if key not in seen:
+                seen.add(key)
+                yield finding
+
+
+def _pickled(facts):
+    """(expression, role, scope) for everything a worker process receives by pickling."""
+    hf = frameworks.uses_frameworks(facts)
     for call, scope, _owner in facts.calls:
-        if not is_dataloader_call(call, scope, facts) or not may_have_workers(call):
+        if not is_dataloader_call(call, scope, facts):
+            for expr, role in pickled_callables(call, scope, facts):
+                yield expr, role, scope
+            if hf and facts.qualname(call.func, scope) in frameworks.HF_TRAINERS:
+                for expr, role in frameworks.hf_sent(call, scope, facts):
+                    yield expr, role, scope
             continue
-        if forces_fork(call):
+        if not may_have_workers(call) or forces_fork(call):
             continue
         for expr, role in sent_to_workers(call):
-            tracer = _Tracer(facts, method, expr, role, project)
-            tracer.trace(expr, scope, role, 0)
-            for finding in tracer.findings:
-                key = finding[:3]
-                if key not in seen:
-                    seen.add(key)
-                    yield finding
+            yield expr, role, scope
+        for name, expr, expr_scope in unpacked_keywords(call, scope, facts):
+            if name in SENT_TO_WORKERS:  # DataLoader(ds, **loader_args)
+                yield expr, name, expr_scope
 
 
 def _role_text(role):
@@ -102,6 +128,39 @@ class _Tracer:
                 self._class_attributes(value, depth)
         elif isinstance(value, ast.expr):
             self.trace(value, binding.scope, role, depth + 1)
+            if role == "dataset":
+                self._kept_functions(binding, depth)
+        elif isinstance(value, ast.arg):
+            self._parameter(binding, role, depth)
+
+    def _parameter(self, binding, role, depth):
+        """A parameter: its default, and what each caller in this module gives for it,
+        reported at the caller's argument."""
+        function = binding.scope.node
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        if binding.value in (function.args.vararg, function.args.kwarg):
+            return
+        default = default_for_parameter(function, binding.name)
+        if default is not None:
+            self._trace_at(default, binding.scope.parent, role, depth)
+        for call, scope, bound in self.facts.summaries.callers(function):
+            given = argument_for_parameter(call, function, binding.name, bound)
+            if given is not None:
+                self._trace_at(given, scope, role, depth)
+
+    def _trace_at(self, expr, scope, role, depth):
+        """Trace ``expr``, reporting DLW103/DLW104 at it rather than at the loader."""
+        outer, self.top = self.top, expr
+        self.trace(expr, scope, role, depth + 1)
+        self.top = outer
+
+    def _kept_functions(self, binding, depth):
+        """``ds.set_transform(fn)``: the dataset keeps ``fn`` and takes it to the worker."""
+        for call, scope in self.facts.summaries.calls_on(binding.name, binding.scope):
+            if call.func.attr in _KEEPING_METHODS:
+                for arg in call.args:
+                    self.trace(arg, scope, "dataset", depth + 1)
 
     def _definition(self, kind, name, binding, role):
         """Report a definition that a worker cannot import, at the loader argument."""
@@ -136,6 +195,10 @@ class _Tracer:
                     self._class_attributes(binding.value, depth)
         if qualname and "." in qualname:
             self._imported_class(qualname, depth)
+        if isinstance(func, ast.Attribute) and func.attr in _EAGER_METHODS:
+            if not _is_datapipe(func.value, scope, facts):
+                self.trace(func.value, scope, role, depth + 1)
+                return
         for arg in call.args:
             self.trace(arg, scope, role, depth + 1)
         for kw in call.keywords:
@@ -166,13 +229,26 @@ class _Tracer:
         if init is not None:
             for attr, value in init.self_assigns:
                 role = "attribute '%s' of %s" % (attr, classdef.name)
-                if isinstance(value, ast.Lambda):
-                    self._lambda(value, role, elsewhere)
+                for lam in _stored_lambdas(value):
+                    self._lambda(lam, role, elsewhere)
+                if elsewhere is None:
+                    self._stored_definitions(value, init, role, depth)
         for base in classdef.bases:
             if isinstance(base, ast.Name):
                 for binding in facts.lookup(base.id, class_scope.parent):
                     if isinstance(binding.value, ast.ClassDef):
                         self._class_attributes(binding.value, depth + 1, facts)
+
+    def _stored_definitions(self, value, init, role, depth):
+        """Nested functions and classes kept in an attribute, in containers at any depth:
+        ``self.steps = [Jitter(), local_fn]``."""
+        for name in _stored_names(value):
+            for binding in self.facts.lookup(name.id, init):
+                if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                        and binding.place == LOCAL:
+                    outer, self.role = self.role, role
+                    self._definition("function", binding.value.name, binding, role)
+                    self.role = outer
 
     def _method(self, attr, scope, depth):
         """``obj.method`` where ``obj`` is an instance of a class a worker cannot import."""
@@ -188,3 +264,54 @@ class _Tracer:
                 if isinstance(cls.value, ast.ClassDef):
                     self._definition("method", "%s.%s" % (cls.value.name, attr.attr),
                                      cls, self.role)
+
+
+def _stored_parts(value, depth=0):
+    """The expressions an attribute value keeps: the value, the items of its list, tuple,
+    set and dict literals, and the arguments of the constructors it calls, at any depth
+    (method calls such as ``df.apply(fn)`` run their argument and are left out)."""
+    if depth > _MAX_DEPTH:
+        return
+    yield value
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        children = value.elts
+    elif isinstance(value, ast.Dict):
+        children = value.values
+    elif isinstance(value, ast.Call) and _constructs(value.func):
+        children = list(value.args) + [kw.value for kw in value.keywords]
+    else:
+        return
+    for child in children:
+        yield from _stored_parts(child, depth + 1)
+
+
+def _constructs(func):
+    """``Compose(...)``, ``transforms.Lambda(...)``, ``defaultdict(...)``, ``partial(...)``:
+    calls that build an object holding their arguments."""
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name[:1].isupper() or name in ("defaultdict", "partial", "dict", "list", "tuple")
+
+
+def _stored_lambdas(value):
+    return [part for part in _stored_parts(value) if isinstance(part, ast.Lambda)]
+
+
+def _stored_names(value):
+    return [part for part in _stored_parts(value) if isinstance(part, ast.Name)]
+
+
+def _is_datapipe(expr, scope, facts, depth=0):
+    """True when ``expr`` is a torch datapipe, whose ``map(fn)`` keeps ``fn``."""
+    if depth > 4:
+        return False
+    if isinstance(expr, ast.Call):
+        qualname = facts.qualname(expr.func, scope) or ""
+        if qualname.startswith(("torch.utils.data.datapipes", "torchdata")):
+            return True
+        return isinstance(expr.func, ast.Attribute) and _is_datapipe(
+            expr.func.value, scope, facts, depth + 1)
+    if isinstance(expr, ast.Name):
+        return any(isinstance(b.value, ast.expr)
+                   and _is_datapipe(b.value, b.scope, facts, depth + 1)
+                   for b in facts.lookup(expr.id, scope))
+    return False

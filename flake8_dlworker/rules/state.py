@@ -41,6 +41,15 @@ GENERATORS = {
     "numpy.random.Generator": "np.random.Generator",
     "random.Random": "random.Random",
 }
+#: (handle, method) -> the handle the method returns
+_DERIVED = {
+    ("an h5py.File", "get"): ("an h5py dataset", True),
+    ("an lmdb environment", "begin"): ("an lmdb transaction", True),
+    ("a sqlite3 connection", "cursor"): ("a sqlite3 cursor", True),
+    ("a sqlite3 connection", "execute"): ("a sqlite3 cursor", True),
+    ("a zipfile.ZipFile", "open"): ("an open file", False),
+    ("a tarfile.TarFile", "extractfile"): ("an open file", False),
+}
 #: generator methods that reseed it in place
 _RESEED_METHODS = frozenset(("seed", "manual_seed", "setstate", "set_state"))
 #: methods that return the same generator, seeded
@@ -127,6 +136,11 @@ def handle_kind(value, scope, facts, depth=0):
             return handle_kind(func.value, scope, facts, depth + 1)
         if func.attr == "open" and facts.qualname(func.value.func, scope) == "pathlib.Path":
             return "an open file", False
+    if isinstance(func, ast.Attribute) and facts.qualname(func, scope) is None:
+        # env = lmdb.open(p); self.txn = env.begin(): a handle taken from a handle
+        inner = handle_kind(func.value, scope, facts, depth + 1)
+        if inner is not None:
+            return _DERIVED.get((inner[0], func.attr))
         return None
     if isinstance(func, ast.Name) and func.id == "open":
         if not facts.lookup("open", scope) and facts.qualname(func, scope) is None:

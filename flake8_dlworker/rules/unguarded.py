@@ -3,7 +3,11 @@ import ast
 import os
 from collections import deque
 
-from flake8_dlworker.analysis.loaders import is_dataloader_call, is_worker_loader
+from flake8_dlworker.analysis import frameworks
+from flake8_dlworker.analysis.flow import (
+    Target, instance_classes, is_worker_loader, resolve_call)
+from flake8_dlworker.analysis.loaders import is_dataloader_call
+from flake8_dlworker.analysis.module import Scope
 from flake8_dlworker.analysis.names import PROCESS_CLASSES, STARTERS
 from flake8_dlworker.analysis.project import top_function
 from flake8_dlworker.catalog import RULES
@@ -22,25 +26,42 @@ _HARMLESS = frozenset(("len", "print", "isinstance", "issubclass", "type", "id",
 
 def check(facts, project):
     ops, edges = _operations(facts)
+    reaching = _reaching(ops, edges)
+    imported = _imported_calls(facts)
     for stmt in facts.top_statements:
-        chain = _first_chain(stmt, ops, edges)
-        if chain is None:
-            imported = _imported_calls(facts, stmt)
-            if imported:
-                chain = _imported_chain(imported, project)
+        chain = _first_chain(stmt, ops, edges) if stmt in reaching else None
+        if chain is None and stmt in imported:
+            chain = _imported_chain(imported[stmt], project)
         if chain is not None:
             yield Finding(stmt.lineno, stmt.col_offset, CODE,
                           RULES[CODE].message.format(chain=chain))
 
 
-def _imported_calls(facts, stmt):
-    """(module, function) for each call in ``stmt`` to a from-imported function."""
-    found = []
+def _imported_calls(facts):
+    """top statement -> [(module, function)] for its calls to from-imported functions."""
+    found = {}
     for call, scope, owner in facts.calls:
-        if owner is stmt:
+        if owner is not None and not isinstance(owner, Scope):
             qualname = facts.qualname(call.func, scope)
             if qualname and "." in qualname and qualname not in STARTERS:
-                found.append(tuple(qualname.rsplit(".", 1)))
+                found.setdefault(owner, []).append(tuple(qualname.rsplit(".", 1)))
+    return found
+
+
+def _reaching(ops, edges):
+    """The owners from which some chain of calls reaches a worker start: one walk
+    backwards from the starts, so each top statement costs nothing more to ask."""
+    callers = {}
+    for owner, callees in edges.items():
+        for scope, _line in callees:
+            callers.setdefault(scope, []).append(owner)
+    found = set(ops)
+    queue = deque(ops)
+    while queue:
+        for caller in callers.get(queue.popleft(), ()):
+            if caller not in found:
+                found.add(caller)
+                queue.append(caller)
     return found
 
 
@@ -71,7 +92,7 @@ def _first_chain(start, ops, edges, names=()):
         for scope, line in edges.get(owner, ()):
             if scope not in seen:
                 seen.add(scope)
-                queue.append((scope, names + [scope.name + "()"]))
+                queue.append((scope, names + [_label(scope)]))
     return None
 
 
@@ -89,9 +110,10 @@ def _operations(facts):
         if what is not None:
             ops.setdefault(owner, []).append("%s at line %d" % (what, call.lineno))
             continue
-        callee = _local_function(call.func, scope, facts)
-        if callee is not None:
-            edges.setdefault(owner, []).append((callee, call.lineno))
+        for target in resolve_call(call, scope, facts, local=True):
+            callee = target.scope
+            if target.facts is facts and callee is not None:
+                edges.setdefault(owner, []).append((callee, call.lineno))
     return ops, edges
 
 
@@ -113,6 +135,10 @@ def _starts_workers(call, scope, facts):
             return "Process started"
         if func.attr == "Pool" and _is_context(func.value, scope, facts):
             return "Pool created"
+        if func.attr in frameworks.HF_RUNS or func.attr in frameworks.LIGHTNING_RUNS:
+            what = _framework_run(call, scope, facts)
+            if what is not None:
+                return what
     arguments = list(call.args) + [kw.value for kw in call.keywords]
     if not any(is_worker_loader(arg, scope, facts) for arg in arguments):
         return None
@@ -173,11 +199,35 @@ def _is_context(expr, scope, facts, depth=0):
     return False
 
 
-def _local_function(func, scope, facts):
-    """The body Scope of a same-module function that ``func`` names, if any."""
-    if not isinstance(func, ast.Name):
-        return None
-    for binding in facts.lookup(func.id, scope):
-        if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return facts.scopes.get(binding.value)
+def _label(scope):
+    if scope.cls is not None:
+        return "%s.%s()" % (scope.cls.name, scope.name)
+    return scope.name + "()"
+
+
+def _framework_run(call, scope, facts):
+    """``trainer.train()`` (Hugging Face, with workers) or ``trainer.fit(model)``
+    (Lightning, with a loader or a ``*_dataloader`` hook that builds one with workers)."""
+    func = call.func
+    if func.attr in frameworks.HF_RUNS:
+        trainer = frameworks.constructed(func.value, scope, facts, frameworks.HF_TRAINERS)
+        if trainer is not None and frameworks.hf_trainer_workers(*trainer, facts) != 0:
+            return "Trainer.%s() called" % func.attr
+    if func.attr in frameworks.LIGHTNING_RUNS and frameworks.constructed(
+            func.value, scope, facts, frameworks.LIGHTNING_TRAINERS) is not None:
+        given = list(call.args) + [kw.value for kw in call.keywords]
+        if any(is_worker_loader(arg, scope, facts) or _hooks_build_loaders(arg, scope, facts)
+               for arg in given):
+            return "Trainer.%s() called" % func.attr
     return None
+
+
+def _hooks_build_loaders(expr, scope, facts):
+    for cls, cls_facts, _skip in instance_classes(expr, scope, facts):
+        class_scope = cls_facts.scopes.get(cls)
+        for hook in frameworks.LIGHTNING_HOOKS:
+            method = class_scope.methods.get(hook) if class_scope is not None else None
+            if method is not None and cls_facts.summaries.returns_loader(
+                    Target(method.node, cls_facts, True)):
+                return True
+    return False

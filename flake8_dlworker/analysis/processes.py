@@ -1,0 +1,101 @@
+"""Process starts that pickle callables, as DataLoader workers do.
+
+``multiprocessing.Process(target=f, args=...)``, ``Pool.map(f, ...)`` and its
+siblings, ``ProcessPoolExecutor.submit(f)`` / ``.map(f, ...)`` and
+``torch.multiprocessing.spawn(f)`` send ``f`` (and the process arguments) to a
+new interpreter by pickling under spawn and forkserver, so the DLW102-DLW104
+causes apply to them as they do to a loader's ``collate_fn``.
+"""
+import ast
+
+from flake8_dlworker.analysis.names import PROCESS_CLASSES
+
+#: qualified names of pool and executor classes
+POOLS = frozenset(("multiprocessing.Pool", "concurrent.futures.ProcessPoolExecutor"))
+#: pool and executor methods whose first argument is pickled to the workers
+POOL_METHODS = frozenset(("map", "imap", "imap_unordered", "starmap", "map_async",
+                          "starmap_async", "apply", "apply_async", "submit"))
+#: functions whose first argument is pickled into the processes they start
+SPAWNERS = frozenset(("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"))
+_MAX_DEPTH = 4
+
+
+def pickled_callables(call, scope, facts):
+    """(expression, role) for what a process-starting call pickles; [] for other calls."""
+    func = call.func
+    qualname = facts.qualname(func, scope)
+    if qualname in PROCESS_CLASSES or (
+            isinstance(func, ast.Attribute) and func.attr == "Process"
+            and _context_method(func.value, scope, facts) is not None):
+        if _forks(func, scope, facts):
+            return []
+        found = []
+        for kw in call.keywords:
+            if kw.arg in ("target", "args", "kwargs"):
+                found.append((kw.value, "the %s of a Process" % kw.arg))
+        return found
+    if qualname in SPAWNERS and call.args:
+        return [(call.args[0], "the function given to %s" % qualname)]
+    if isinstance(func, ast.Attribute) and func.attr in POOL_METHODS and call.args:
+        kind = _pool_kind(func.value, scope, facts, 0)
+        if kind is not None:
+            return [(call.args[0], "the function given to %s.%s" % (kind, func.attr))]
+    return []
+
+
+def _pool_kind(expr, scope, facts, depth):
+    """"Pool" or "ProcessPoolExecutor" when ``expr`` is one started without fork."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, ast.Call):
+        qualname = facts.qualname(expr.func, scope)
+        if qualname in POOLS:
+            if any(kw.arg == "mp_context" and _is_fork_context(kw.value, scope, facts)
+                   for kw in expr.keywords):
+                return None
+            return qualname.rsplit(".", 1)[1]
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "Pool":
+            if _context_method(expr.func.value, scope, facts) is not None \
+                    and not _forks(expr.func, scope, facts):
+                return "Pool"
+        return None
+    if isinstance(expr, ast.Name):
+        for binding in facts.lookup(expr.id, scope):
+            if isinstance(binding.value, ast.expr):
+                kind = _pool_kind(binding.value, binding.scope, facts, depth + 1)
+                if kind is not None:
+                    return kind
+    return None
+
+
+def _context_method(expr, scope, facts, depth=0):
+    """The ``get_context(...)`` call ``expr`` is (or names), else None."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, ast.Call):
+        if facts.qualname(expr.func, scope) == "multiprocessing.get_context":
+            return expr
+        return None
+    if isinstance(expr, ast.Name):
+        qualname = facts.qualname(expr, scope)
+        if qualname in ("multiprocessing", "torch.multiprocessing"):
+            return expr
+        for binding in facts.lookup(expr.id, scope):
+            if isinstance(binding.value, ast.expr):
+                found = _context_method(binding.value, binding.scope, facts, depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def _forks(func, scope, facts):
+    """``get_context("fork").Process``: nothing is pickled."""
+    if not isinstance(func, ast.Attribute):
+        return False
+    return _is_fork_context(func.value, scope, facts)
+
+
+def _is_fork_context(expr, scope, facts):
+    context = _context_method(expr, scope, facts)
+    return (isinstance(context, ast.Call) and context.args
+            and isinstance(context.args[0], ast.Constant) and context.args[0].value == "fork")
