@@ -249,6 +249,8 @@ def diagnose_log(ev):
     crashes = ev.hints.get("crashes") or []
     if len(crashes) <= 1:
         found = diagnose(ev)
+        if found and found[0].code == "DLW206":
+            ev.outcome = "crashed"  # a hang shown by stacks alone is the run's failure too
         _say_generic(ev, found)
         return found
     per_crash = []
