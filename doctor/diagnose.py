@@ -289,19 +289,36 @@ def dlw107(ev):
                   r"CUDA call failed lazily at initialization", r"cudaError\w+",
                   r"CUBLAS_STATUS_\w+", r"CUDNN_STATUS_\w+")
     if not found:
-        return None
+        return _cuda_tensor_sent(ev)
     exc, text, _ = found
     in_worker = exc is not None and (exc.process.startswith("worker") or (
         exc.original is not None and exc.original.process.startswith("worker")
         and found[2].group(0) in exc.original.message))
     if not in_worker and _static(ev, "DLW107") is None:
-        return None
+        return _cuda_tensor_sent(ev)
     if in_worker and not exc.process.startswith("worker"):
         exc = exc.original  # torch re-raised it in the main process: quote the worker's
         text = "%s: %s" % (exc.type, exc.message)
     diag = Diagnosis("DLW107", "certain" if in_worker else "likely",
                      [_first_line(text) + (" (raised in %s)" % exc.process if in_worker else "")])
     return _locate(diag, ev, None if exc is None else exc)
+
+
+def _cuda_tensor_sent(ev):
+    """A CUDA tensor on the dataset, pickled for the workers: Windows cannot share it."""
+    found = _find(ev, r"cuda runtime error \(801\)", r"Attempted to send CUDA tensor",
+                  r"StorageSharing\.cpp")
+    shared = next((exc for exc in ev.all_exceptions()
+                   if any(f.func in ("_share_cuda_", "reduce_tensor") for f in exc.frames)
+                   and re.search(r"CUDA|cuda", exc.message)), None)
+    if not found and shared is None:
+        return None
+    exc = found[0] if found else shared
+    diag = Diagnosis("DLW107", "certain", [
+        _first_line(found[1]) if found else shared.last_line(),
+        "a CUDA tensor was being pickled to send it to the workers: the dataset (or collate_fn "
+        "or worker_init_fn) holds CUDA tensors"])
+    return _locate(diag, ev, exc)
 
 
 def dlw204(ev):
@@ -452,9 +469,13 @@ def dlw201(ev):
 def dlw207(ev):
     found = _find(ev, r"WinError 1455", r"paging file is too small", r"error code: <1455>",
                   "\u9875\u9762\u6587\u4ef6\u592a\u5c0f")  # the Chinese wording
-    if not found:
+    # torch's shared file mappings on Windows fail with "not enough memory" and "no
+    # system resources" when the commit charge is at its limit, too
+    near = None if found else _find(ev, r"shared file.*error code: <(8|1450)>")
+    if not found and not near:
         return None
-    diag = Diagnosis("DLW207", "certain", [_first_line(found[1])])
+    diag = Diagnosis("DLW207", "certain" if found else "likely", [_first_line((found or near)[1])])
+    found = found or near
     diag.evidence.extend(_commit_arithmetic(ev))
     return _locate(diag, ev, found[0])
 
@@ -547,7 +568,9 @@ def dlw206(ev):
     from doctor.stacks import stuck_thread
 
     found = _find(ev, r"DataLoader timed out after \d+ seconds")
-    stuck = stuck_thread(ev.stacks, is_library)
+    # a run's own dumps are taken on --timeout, when its main process may merely be between
+    # batches; a log's dump was taken because the program hung
+    stuck = stuck_thread(ev.stacks, is_library, main_waiting=ev.source == "log")
     if not found and ev.outcome != "timeout" and stuck is None:
         return None
     if found:
@@ -582,11 +605,17 @@ def dlw206(ev):
 _DUPLICATES = (r"not properly configuring the IterableDataset replica at each worker",
                r"each worker is not configured independently to avoid having duplicate data",
                r"(?i)duplicat\w* (samples?|data|items?|rows?|records?|examples?)\b.*workers?"
-               r"|workers?\b.*duplicat\w* (samples?|data|items?|rows?|records?|examples?)")
+               r"|workers?\b.*duplicat\w* (samples?|data|items?|rows?|records?|examples?)"
+               r"|\bsame (samples?|data|items?|rows?|records?|examples?)\b.*\bworkers?\b"
+               r"|\bworkers?\b.*\bsame (samples?|data|items?|rows?|records?|examples?)\b",
+               r"(?i)IterableDataset\b.*\b(duplicat\w*|repeated|twice|\d+ times)"
+               r"|\b(duplicat\w*|repeated|twice|\d+ times)\b.*\bIterableDataset")
 _SAME_DRAWS = (r"(?i)(identical|same)\b[^\n]{0,60}\b(augment\w*|random\w*|crops?|draws?|"
                r"flips?|rng|seeds?|noise|transforms?)\b[^\n]{0,80}\bworkers?\b"
                r"|\bworkers?\b[^\n]{0,80}\b(identical|same)\b[^\n]{0,60}"
-               r"\b(augment\w*|random\w*|crops?|draws?|flips?|rng|seeds?|noise|transforms?)\b",)
+               r"\b(augment\w*|random\w*|crops?|draws?|flips?|rng|seeds?|noise|transforms?)\b",
+               r"(?i)\b(identical|same|duplicat\w*) (augmentations?|random (crops?|numbers|draws|"
+               r"transforms?|values|flips?|noise))\b")
 
 
 def _symptom_texts(ev):

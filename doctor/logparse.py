@@ -39,6 +39,10 @@ _WORKER = re.compile(r"Caught \w+ in (DataLoader worker process \d+|DataLoader w
 #: Python 3.11+ exception notes printed under the message, unindented (3.14 pickle notes)
 _NOTE = re.compile(r"^when serializing ")
 _WARNING = re.compile(r"(?:^|:\s)(?P<type>\w*Warning): (?P<msg>.*)$")
+#: pytest's short summary: "FAILED tests/test_x.py::test_y - AttributeError: Can't pickle ..."
+_PYTEST_FAILED = re.compile(r"^FAILED \S+ - (?P<exc>[A-Za-z_][\w.]*(?:Error|Exception): .*)$")
+#: pickling errors: a DataLoader's when the log shows torch, even without its frames
+_PICKLING = re.compile(r"Can't pickle|Can't get (?:local object|attribute)|cannot pickle")
 #: Lightning prints its warnings without their category: "path.py:105: Your ..."
 _BARE_WARNING = re.compile(r"^\S+\.py:\d+: (?P<type>)(?P<msg>.*\bIterableDataset\b.*)$")
 _TOKENIZERS = "huggingface/tokenizers: The current process just got forked"
@@ -77,7 +81,7 @@ _KEYS = ("Traceback", "Error", "ERROR", "Warning", "Exception", "Killed", "Fatal
          "Pin memory", "Too many open files", "DataLoader", "<1455>", "The above exception",
          "During handling", "Current thread", "Thread 0x", "huggingface", "terminate called",
          "(core dumped)", "Timeout (", "(idle)", "(active", "_____ ",
-         "IterableDataset")
+         "IterableDataset", "FAILED ")
 _KEY_RE = re.compile("|".join(re.escape(key) for key in _KEYS))
 
 
@@ -339,6 +343,13 @@ class LogParser:
             self._who = "ignored"
             return
         self._hint(stripped)
+        failed = _PYTEST_FAILED.match(stripped)
+        if failed and not any(e.last_line() == failed["exc"] for e in self.exceptions[-8:]):
+            # only the summary line: the report's own traceback was left out (--tb=no)
+            self._feed_line(_TB_TEXT)
+            self._feed_line(failed["exc"])
+            self._feed_line("")
+            return
         if stripped.startswith(_TOKENIZERS):
             self._warn("TokenizersWarning: " + stripped.split(": ", 1)[1])
             return
@@ -691,6 +702,8 @@ class LogParser:
                     if part is None:
                         continue
                     if _DATALOADER.search(part.type + ": " + part.message[:4000]):
+                        return True
+                    if self.torch_seen and _PICKLING.search(part.message[:400]):
                         return True
                     if any(_DATALOADER.search(f.path) or f.func == "_worker_loop"
                            for f in part.frames):

@@ -6,7 +6,8 @@ the part that hangs.  A worker is stuck when its stack runs the user's code (dat
 transform, collate) and the innermost frame waits (a lock, a queue, a pipe, a sleep, a
 CUDA call) or py-spy says the thread is idle in it; a worker waiting for its next index
 in ``_worker_loop`` with no user frame is merely idle.  The pin-memory thread is stuck
-when its stack is inside ``pin_memory``.
+when its stack is inside ``pin_memory``.  With no worker's stack in the log, a main
+process that waits in the DataLoader for a batch is what the dump shows of the hang.
 """
 import re
 from dataclasses import dataclass, field
@@ -66,13 +67,13 @@ def threads(stack):
     return found
 
 
-def stuck_thread(stacks, is_library):
-    """The first stuck DataLoader thread in the dumps (not fatal-error dumps), or None."""
+def stuck_thread(stacks, is_library, main_waiting=True):
+    """The first stuck DataLoader thread in the dumps (not fatal-error dumps), or None;
+    ``main_waiting``: a main process waiting for a batch counts when no worker is seen."""
     parents = [_parent_threads(threads(s)) for s in stacks]
     parents = [name for names in parents for name in names]
-    for stack in stacks:
-        if stack.startswith("Fatal Python error"):
-            continue
+    dumps = [s for s in stacks if not s.startswith("Fatal Python error")]
+    for stack in dumps:
         watchdog = stack.startswith("Timeout (")
         spy = stack.startswith("py-spy dump")
         all_threads = threads(stack)
@@ -88,11 +89,12 @@ def stuck_thread(stacks, is_library):
             if "_pin_memory_loop" in funcs and "pin_memory" in funcs:
                 return Stuck("pin memory thread", thread, _loop_frame(all_threads, is_library),
                              watchdog)
-        if watchdog:  # the watchdog fired while the main process waited for a batch
-            for thread in all_threads:
-                if {"_try_get_data", "_get_data"} & set(thread.funcs()):
-                    return Stuck("main process (waiting for a batch)", thread,
-                                 _loop_frame([thread], is_library), watchdog)
+    for stack in dumps if main_waiting else ():  # the main process waits for a batch
+        for thread in threads(stack):
+            if {"_try_get_data", "_get_data"} & set(thread.funcs()):
+                user = next(((p, n) for p, n, _ in thread.frames if not is_library(p)), None)
+                return Stuck("main process (waiting for a batch)", thread, user,
+                             stack.startswith("Timeout ("))
     return None
 
 
