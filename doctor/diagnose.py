@@ -291,12 +291,13 @@ def dlw107(ev):
     if not found:
         return _cuda_tensor_sent(ev)
     exc, text, _ = found
-    in_worker = exc is not None and (exc.process.startswith("worker") or (
+    # a spawned child's own CUDA error: unpickling the dataset's CUDA tensors in the worker
+    in_worker = exc is not None and (exc.process.startswith(("worker", "child")) or (
         exc.original is not None and exc.original.process.startswith("worker")
         and found[2].group(0) in exc.original.message))
     if not in_worker and _static(ev, "DLW107") is None:
         return _cuda_tensor_sent(ev)
-    if in_worker and not exc.process.startswith("worker"):
+    if in_worker and not exc.process.startswith(("worker", "child")):
         exc = exc.original  # torch re-raised it in the main process: quote the worker's
         text = "%s: %s" % (exc.type, exc.message)
     diag = Diagnosis("DLW107", "certain" if in_worker else "likely",
