@@ -54,6 +54,7 @@ _PYSPY_PROCESS = re.compile(r"^Process (?P<pid>\d+): (?P<cmd>.*)$")
 _PYSPY_THREAD = re.compile(r'^Thread (?P<id>0x[0-9A-Fa-f]+|\d+) \((?P<state>[\w+]+)\)'
                            r'(?:: "(?P<name>.*)")?\s*$')
 _PYSPY_FRAME = re.compile(r"^ {4}(?P<func>\S[^()]*?) \((?P<path>[^()]+?):(?P<line>\d+)\)\s*$")
+_PYSPY_NATIVE = re.compile(r"^ {4}(?P<func>[A-Za-z_]\S*) \((?P<lib>[^():\s]+)\)\s*$")
 #: pytest's report: a failure's header, its frames' locations and its "E   " lines
 _PYTEST_HEAD = re.compile(r"^_{3,} \S.* _{3,}$")
 _PYTEST_END = re.compile(r"^(={3,}.*|-{3,} Captured .*)$")
@@ -540,8 +541,12 @@ class LogParser:
             self._append('  File "%s", line %s in %s' % (
                 frame["path"], frame["line"], frame["func"]))
             return
+        native = _PYSPY_NATIVE.match(line)
+        if native:  # --native: "    cudaStreamSynchronize (libcudart.so.12)"
+            self._append('  File "<native %s>", line 0 in %s' % (native["lib"], native["func"]))
+            return
         if not stripped or line.startswith("    ") or stripped.startswith("Python v"):
-            return  # locals, native frames, the interpreter's version, blank lines
+            return  # locals, the interpreter's version, blank lines
         self._finish_fault()
         self._free_line(line)
 

@@ -4,7 +4,8 @@
 A dump is taken of a program that hangs; what it shows decides whether the DataLoader is
 the part that hangs.  A worker is stuck when its stack runs the user's code (dataset,
 transform, collate) and the innermost frame waits (a lock, a queue, a pipe, a sleep, a
-CUDA call) or py-spy says the thread is idle in it; a worker waiting for its next index
+CUDA call), py-spy says the thread is idle in it, or the main process waits for a batch
+meanwhile; a worker waiting for its next index
 in ``_worker_loop`` with no user frame is merely idle.  The pin-memory thread is stuck
 when its stack is inside ``pin_memory``.  With no worker's stack in the log, a main
 process that waits in the DataLoader for a batch is what the dump shows of the hang.
@@ -73,6 +74,8 @@ def stuck_thread(stacks, is_library, main_waiting=True):
     parents = [_parent_threads(threads(s)) for s in stacks]
     parents = [name for names in parents for name in names]
     dumps = [s for s in stacks if not s.startswith("Fatal Python error")]
+    main_waits = any({"_try_get_data", "_get_data"} & set(t.funcs())
+                     for s in dumps for t in threads(s))
     for stack in dumps:
         watchdog = stack.startswith("Timeout (")
         spy = stack.startswith("py-spy dump")
@@ -81,9 +84,7 @@ def stuck_thread(stacks, is_library, main_waiting=True):
             funcs = thread.funcs()
             user = next(((p, n) for p, n, _ in thread.frames if not is_library(p)), None)
             if "_worker_loop" in funcs and user is not None:
-                inner_path, _, inner_func = thread.frames[0]
-                waits = (inner_func in BLOCKING or "cuda" in inner_path.lower()
-                         or thread.state == "idle" or not spy)
+                waits = (_waits(thread) or thread.state == "idle" or not spy or main_waits)
                 if waits:
                     return Stuck("worker", thread, user, watchdog, parents)
             if "_pin_memory_loop" in funcs and "pin_memory" in funcs:
@@ -96,6 +97,21 @@ def stuck_thread(stacks, is_library, main_waiting=True):
                 return Stuck("main process (waiting for a batch)", thread, user,
                              stack.startswith("Timeout ("))
     return None
+
+
+#: native frames (py-spy --native) of a thread that waits
+_NATIVE_WAIT = re.compile(r"(?i)cuda|nccl|futex|pthread_cond|pthread_mutex|sem_wait|"
+                          r"sched_yield|poll|select|recv|read")
+
+
+def _waits(thread):
+    """The innermost Python frame is a waiting call, or a native frame below it waits."""
+    for path, _, func in thread.frames:
+        if not path.startswith("<native "):
+            return func in BLOCKING or "cuda" in path.lower()
+        if _NATIVE_WAIT.search(path + " " + func):
+            return True
+    return False
 
 
 def _loop_frame(all_threads, is_library):
