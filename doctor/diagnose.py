@@ -677,7 +677,8 @@ def _waits_in(stuck):
     user's line ("it waits in acquire, logging/__init__.py:917, called through info ...")."""
     frames = stuck.thread.frames
     inner = frames[0]
-    words = "it waits in %s, %s:%d" % (inner[2], inner[0], inner[1])
+    busy = (stuck.thread.state or "").startswith("active") and not is_library(inner[0])
+    words = "it %s in %s, %s:%d" % ("is busy" if busy else "waits", inner[2], inner[0], inner[1])
     users = [i for i, f in enumerate(frames) if not is_library(f[0])]
     if users and users[0] > 1:
         call = frames[users[0] - 1]
