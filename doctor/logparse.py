@@ -58,6 +58,7 @@ _PYSPY_NATIVE = re.compile(r"^ {4}(?P<func>[A-Za-z_]\S*) \((?P<lib>[^():\s]+)\)\
 #: pytest's report: a failure's header, its frames' locations and its "E   " lines
 _PYTEST_HEAD = re.compile(r"^_{3,} \S.* _{3,}$")
 _PYTEST_END = re.compile(r"^(={3,}.*|-{3,} Captured .*)$")
+_PYTEST_SECTION = re.compile(r"^={3,} (?:FAILURES|ERRORS) ={3,}$")
 _PYTEST_LOC = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^:\s][^:]*?\.pyw?):(?P<line>\d+):"
                          r"(?: in (?P<func>\S+)| ?\w*)\s*$")
 _FAULT_FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>.*)$')
@@ -80,9 +81,9 @@ _NOTABLE = re.compile(
 _KEYS = ("Traceback", "Error", "ERROR", "Warning", "Exception", "Killed", "Fatal", "Fault",
          "Segmentation", "Bus error", "Aborted", "Out of memory", "OOM", "_kill", "Process",
          "Pin memory", "Too many open files", "DataLoader", "<1455>", "The above exception",
-         "During handling", "Current thread", "Thread 0x", "huggingface", "terminate called",
-         "(core dumped)", "Timeout (", "(idle)", "(active", "_____ ",
-         "IterableDataset", "FAILED ")
+         "During handling", "Current thread", "Thread ", "huggingface", "terminate called",
+         "(core dumped)", "Timeout (", "FAILURES", "FAILED ",
+         "`IterableDataset`")
 _KEY_RE = re.compile("|".join(re.escape(key) for key in _KEYS))
 
 
@@ -205,6 +206,7 @@ class LogParser:
         self._who = None       # the process/thread header seen just before a traceback
         self._ipy_type = None
         self._pytest = None    # a pytest failure being read: [frames, E lines]
+        self._pytest_section = False  # inside pytest's FAILURES: every line is read
 
     # -- input -------------------------------------------------------------
     def feed(self, raw):
@@ -232,7 +234,7 @@ class LogParser:
         size = len(text)
         while pos <= size:
             if (self._state is None and not self._chained and self._who is None
-                    and self._pytest is None):
+                    and self._pytest is None and not self._pytest_section):
                 match = _KEY_RE.search(text, pos)
                 hit = match.start() if match else size
                 start = text.rfind("\n", pos, hit) + 1 if hit < size else size + 1
@@ -315,6 +317,9 @@ class LogParser:
         if not self._chained:
             self._context = None
         self._who = None  # a process or thread header counts only right before its traceback
+        if self._pytest_section and _PYTEST_HEAD.match(stripped):
+            self._pytest = [[], []]
+            return
         if not _interesting(stripped):
             self._hint(stripped)
             return
@@ -328,8 +333,13 @@ class LogParser:
         if _FAULT_START.match(stripped):
             self._begin("fault", [stripped])
             return
-        if _PYTEST_HEAD.match(stripped):
-            self._pytest = [[], []]
+        if _PYTEST_SECTION.match(stripped):
+            self._pytest_section = True
+            return
+        if _PYTEST_HEAD.match(stripped) or line.startswith("E   "):
+            self._pytest = [[], []]  # a failure's header, or its E lines pasted alone
+            if not _PYTEST_HEAD.match(stripped):
+                self._pytest_line(line)
             return
         head = _PROCESS_HEAD.match(stripped)
         if head:
@@ -557,6 +567,8 @@ class LogParser:
             self._finish_pytest()
             if _PYTEST_HEAD.match(stripped):
                 self._pytest = [[], []]
+            elif not _PYTEST_SECTION.match(stripped):
+                self._pytest_section = False
             return
         if stripped in _CAUSE:
             self._finish_pytest()
