@@ -281,7 +281,8 @@ def test_faulthandler_watchdog_dump_read_as_a_stack():
                              'first):\n  File "/w/aug.py", line 41 in jitter']
 
 
-PYTEST = '''_________________________________ test_epoch _________________________________
+PYTEST = '''=================================== FAILURES ===================================
+_________________________________ test_epoch _________________________________
     def test_epoch():
 >       for batch in loader:
 
@@ -307,11 +308,17 @@ def test_pytest_failure_read_as_a_traceback():
     assert [(f.path, f.line) for f in exc.frames] == [
         ("tests/test_train.py", 40), ("/v/site-packages/torch/_utils.py", 694)]
     assert exc.original.last_line() == "KeyError: 'img_0042'"
-    assert (exc.original.frames[-1].path, exc.original.frames[-1].line) == ("/repo/src/data.py", 71)
+    worker_frame = exc.original.frames[-1]
+    assert (worker_frame.path, worker_frame.line) == ("/repo/src/data.py", 71)
+
+
+def test_pytest_error_lines_pasted_alone():
+    parsed = parse_text("\n".join(PYTEST.splitlines()[9:]))
+    assert parsed.exceptions[0].original.last_line() == "KeyError: 'img_0042'"
 
 
 def test_pytest_assertion_lines_aligned_with_the_source():
-    parsed = parse_text("_______ test_rows _______\n>       assert a == b, 'rows'\n"
+    parsed = parse_text("===== FAILURES =====\n_______ test_rows _______\n>       assert a == b, 'rows'\n"
                         "E       AssertionError: rows\nE       assert 4 == 1\n\n"
                         "tests/test_rows.py:9: AssertionError\n")
     [exc] = parsed.exceptions
