@@ -318,7 +318,8 @@ def test_pytest_error_lines_pasted_alone():
 
 
 def test_pytest_assertion_lines_aligned_with_the_source():
-    parsed = parse_text("===== FAILURES =====\n_______ test_rows _______\n>       assert a == b, 'rows'\n"
+    parsed = parse_text("===== FAILURES =====\n_______ test_rows _______\n"
+                        ">       assert a == b, 'rows'\n"
                         "E       AssertionError: rows\nE       assert 4 == 1\n\n"
                         "tests/test_rows.py:9: AssertionError\n")
     [exc] = parsed.exceptions
