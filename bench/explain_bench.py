@@ -13,7 +13,15 @@ and the worst case, 10 MB of nothing but tracebacks.  Then, for each, prints a t
 - ``peak RSS``: the subprocess's peak resident memory (wait4), which must not grow with
   the log: the log is streamed in fixed-size chunks.
 
-Usage: python bench/explain_bench.py [--sizes 1,10,50] [--keep DIR]
+Then the accuracy on a folder of logs (default tests/logs): each file's name says its
+expected root cause before the double underscore (``dlw205__...``, ``generic__...``,
+``none__...``) and ``locations.tsv`` there gives the location the report must give
+(``path:line`` of the user's frame, or ``-`` where the log names none).  It prints the
+share of logs whose root cause comes first and of logs with a user frame whose location is
+right, and lists the misses.
+
+Usage: python bench/explain_bench.py [--sizes 1,10,50] [--keep DIR] [--logs DIR]
+                                     [--accuracy-only]
 The acceptance bar of the 10 MB log is 0.5 s for the parse; the row says whether it held.
 """
 import argparse
@@ -27,6 +35,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from doctor.diagnose import relative  # noqa: E402
 from doctor.explain import diagnose_log, explain  # noqa: E402
 
 LOGS = os.path.join(ROOT, "tests", "logs")
@@ -127,11 +136,73 @@ def cli(path):
     return seconds, rss_mib, code
 
 
+def expected_locations(folder):
+    """{log name: "path:line" or "-"} from the folder's locations.tsv."""
+    found = {}
+    path = os.path.join(folder, "locations.tsv")
+    if not os.path.exists(path):
+        return found
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip() and not line.startswith("#"):
+                name, where = line.rstrip("\n").split("\t")
+                found[name] = where
+    return found
+
+
+def judge(name, found, want_location):
+    """(root cause right, location right or None where the log names no user frame)."""
+    want = name.split("__", 1)[0]
+    if want == "none":
+        cause = not found
+    elif want == "generic":
+        cause = bool(found) and all(d.confidence == "possible" for d in found)
+    else:
+        cause = bool(found) and found[0].code == want.upper()
+    if want_location in (None, "-"):
+        return cause, None
+    path, line = want_location.rsplit(":", 1)
+    got = (found[0].path, found[0].line) if found else (None, None)
+    return cause, got == (relative(path), int(line))
+
+
+def accuracy(folder):
+    locations = expected_locations(folder)
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".log"))
+    causes, placed, located, misses = 0, 0, 0, []
+    for name in names:
+        found = diagnose_log(explain(os.path.join(folder, name)))
+        cause, place = judge(name, found, locations.get(name))
+        causes += cause
+        if place is not None:
+            located += 1
+            placed += place
+        if not cause or place is False:
+            misses.append("  %s: got %s at %s:%s, want %s" % (
+                name, found[0].code if found else "nothing", found[0].path if found else "-",
+                found[0].line if found else "-", locations.get(name, "?")))
+    print("root cause first: %d of %d logs (%.1f %%)" % (
+        causes, len(names), 100.0 * causes / max(1, len(names))))
+    print("location right:   %d of %d logs that name a user frame (%.1f %%)" % (
+        placed, located, 100.0 * placed / max(1, located)))
+    if misses:
+        print("misses:\n" + "\n".join(misses))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1,10,50", help="log sizes in MB (default 1,10,50)")
     parser.add_argument("--keep", help="write the logs here and keep them")
+    parser.add_argument("--logs", default=LOGS, help="the folder of named logs to score")
+    parser.add_argument("--accuracy-only", action="store_true", help="skip the timings")
     args = parser.parse_args()
+    os.chdir(ROOT)
+    if not args.accuracy_only:
+        speed(args)
+    accuracy(args.logs)
+
+
+def speed(args):
     sizes = [int(s) for s in args.sizes.split(",") if s]
     folder = args.keep or tempfile.mkdtemp(prefix="explain-bench-")
     os.makedirs(folder, exist_ok=True)

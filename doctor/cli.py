@@ -106,6 +106,9 @@ def explain_parser():
     parser.add_argument("--start-method", choices=START_METHODS, default="spawn",
                         help="start method for the static check of files the log names")
     parser.add_argument("--json", action="store_true", help="print the JSON report")
+    parser.add_argument("--source", action="append", default=[], metavar="DIR",
+                        help="a folder whose files the log's paths may name, besides the "
+                             "working directory (files elsewhere are never read)")
     return parser
 
 
@@ -282,18 +285,27 @@ def _report(ev, diagnoses, as_json):
 def cmd_explain(options):
     from doctor.explain import BadLog, diagnose_log, explain
 
+    from doctor.sourcefile import inside, read_source
+
     if options.log == "-" and sys.stdin is None:
         raise UsageError("-: there is no standard input to read the log from")
+    for folder in options.source:
+        if not os.path.isdir(folder):
+            raise UsageError("--source %s: not a directory" % folder)
     try:
         ev = explain(options.log, sys.stdin.buffer if sys.stdin else None,
-                     options.start_method)
+                     options.start_method, options.source)
     except BadLog as exc:
         raise UsageError(str(exc))
     diagnoses = diagnose_log(ev)
-    # patches, proposed only, for the files the log names that exist here (doctor.patches)
-    if any(d.path and os.path.isfile(d.path) for d in diagnoses):
+    # patches, proposed only, for the files the log names that may be read here
+    roots = ev.hints["source_roots"]
+    readable = [d for d in diagnoses if d.path and read_source(d.path, roots)[0] is not None]
+    if readable:
         from doctor.patches.workflow import propose
-        propose(ev, diagnoses, options.start_method)
+        for root in roots:
+            propose(ev, [d for d in readable if inside(d.path, roots) == root],
+                    options.start_method, cwd=root)
     return _report(ev, diagnoses, options.json)
 
 

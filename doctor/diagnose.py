@@ -10,6 +10,7 @@ of other codes follow as separate, lower-confidence diagnoses.
 import os
 import re
 import signal as _signal
+import sys
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -19,14 +20,29 @@ from flake8_dlworker.catalog import RULES
 _SECONDARY = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107", "DLW108",
               "DLW109", "DLW111")
 _LIBRARY = re.compile(r"([\\/](site|dist)-packages[\\/]|[\\/]lib[\\/]python\d|"
-                      r"[\\/]Lib[\\/]|\\lib\\|^<|^~[\\/].*[\\/]lib[\\/])")
+                      r"[\\/]Lib[\\/]|\\lib\\|^<(?!cell In|ipython-input)|"
+                      r"^~[\\/].*[\\/]lib[\\/])")
+#: py-spy prints paths relative to sys.path: a first part that names the standard library
+#: or a well-known package is a library's frame ("threading.py", "torch/utils/data/...")
+_TOP_LIBRARIES = (frozenset(getattr(sys, "stdlib_module_names", ())) - {"test", "code", "this"}) | {
+    "torch", "torchvision", "torchaudio", "numpy", "PIL", "cv2", "h5py", "lmdb", "scipy",
+    "pandas", "sklearn", "transformers", "tokenizers", "accelerate", "diffusers",
+    "lightning", "pytorch_lightning", "lightning_fabric", "timm", "mmcv", "mmdet", "mmengine",
+    "ultralytics", "albumentations", "tqdm", "webdataset", "fsspec", "pyarrow", "deepspeed",
+    "_pytest", "pytest", "pluggy", "IPython", "ipykernel", "tornado", "zmq", "six",
+    "threading", "queue", "multiprocessing", "concurrent", "selectors", "socket", "logging"}
 #: the doctor's own frames (its agent runs inside the target) are never the user's
 _OWN = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
              for m in (__import__("doctor"), __import__("flake8_dlworker")))
 
 
 def is_library(path):
-    return bool(_LIBRARY.search(path)) or os.path.abspath(path).startswith(_OWN)
+    if _LIBRARY.search(path) or os.path.abspath(path).startswith(_OWN):
+        return True
+    if path.startswith(("/", "\\", "<")) or re.match(r"[A-Za-z]:", path):
+        return False
+    head = re.split(r"[\\/]", path, 1)[0]
+    return (head[:-3] if head.endswith(".py") else head) in _TOP_LIBRARIES
 
 
 @dataclass
@@ -186,13 +202,40 @@ def pickling(ev):
                 where = " (printed by a %s process)" % exc.process
             diag = Diagnosis(code, "certain" if _static(ev, code) else "likely",
                              [_first_line(text) + where])
+            if exc is not None and exc.process == "queue feeder thread":
+                diag.evidence.append(
+                    "a worker returned a sample that cannot be pickled: its queue's feeder "
+                    "thread failed to send it, so that batch never reaches the main process "
+                    "(return tensors, arrays or plain data from __getitem__ and collate_fn)")
             _pickle_notes(diag, text)
             diag = _locate(diag, ev, exc)
             main = re.search(r"<module '__mp_main__' from '([^']+)'>", text)
-            if diag.path is None and main:  # the script the child could not find it in
-                diag.path = main.group(1)
+            if _static(ev, code) is None:
+                _at_definition(diag, ev, text, main.group(1) if main else None)
+            if diag.path is None and deepest_user_frame(ev) is None and main:
+                diag.path = main.group(1)  # the script the child could not find it in
             return diag
     return None
+
+
+def _at_definition(diag, ev, text, main_script):
+    """Point at the definition of the object the message names, when its file is here."""
+    from doctor.definitions import find_definition
+
+    files = [main_script] if main_script else []
+    for exc in ev.all_exceptions():
+        for frame in reversed(exc.frames):
+            if not is_library(frame.path) and frame.path not in files:
+                files.append(frame.path)
+    found = find_definition(text, files[:8], _source_roots(ev))
+    if found:
+        diag.path, diag.line = found
+        diag.evidence.append("the object is defined at %s:%d" % (relative(found[0]), found[1]))
+
+
+def _source_roots(ev):
+    """The folders whose files may be read: a log's paths are untrusted (doctor.sourcefile)."""
+    return ev.hints.get("source_roots", []) if ev.source == "log" else None
 
 
 #: the worker Process's args tuple (torch/utils/data/dataloader.py): which item is what
@@ -241,21 +284,42 @@ def dlw101(ev):
 def dlw107(ev):
     found = _find(ev, r"Cannot re-initialize CUDA in forked subprocess",
                   r"Torch not compiled with CUDA enabled", r"Found no NVIDIA driver",
-                  r"CUDA error: initialization error")
+                  r"CUDA error: initialization error", r"CUDA out of memory",
+                  r"CUDA error: [\w -]+", r"CUDA driver initialization failed",
+                  r"CUDA call failed lazily at initialization", r"cudaError\w+",
+                  r"CUBLAS_STATUS_\w+", r"CUDNN_STATUS_\w+")
     if not found:
-        return None
+        return _cuda_tensor_sent(ev)
     exc, text, _ = found
-    in_worker = exc is not None and (exc.process.startswith("worker") or (
+    # a spawned child's own CUDA error: unpickling the dataset's CUDA tensors in the worker
+    in_worker = exc is not None and (exc.process.startswith(("worker", "child")) or (
         exc.original is not None and exc.original.process.startswith("worker")
         and found[2].group(0) in exc.original.message))
     if not in_worker and _static(ev, "DLW107") is None:
-        return None
-    if in_worker and not exc.process.startswith("worker"):
+        return _cuda_tensor_sent(ev)
+    if in_worker and not exc.process.startswith(("worker", "child")):
         exc = exc.original  # torch re-raised it in the main process: quote the worker's
         text = "%s: %s" % (exc.type, exc.message)
     diag = Diagnosis("DLW107", "certain" if in_worker else "likely",
                      [_first_line(text) + (" (raised in %s)" % exc.process if in_worker else "")])
     return _locate(diag, ev, None if exc is None else exc)
+
+
+def _cuda_tensor_sent(ev):
+    """A CUDA tensor on the dataset, pickled for the workers: Windows cannot share it."""
+    found = _find(ev, r"cuda runtime error \(801\)", r"Attempted to send CUDA tensor",
+                  r"StorageSharing\.cpp")
+    shared = next((exc for exc in ev.all_exceptions()
+                   if any(f.func in ("_share_cuda_", "reduce_tensor") for f in exc.frames)
+                   and re.search(r"CUDA|cuda", exc.message)), None)
+    if not found and shared is None:
+        return None
+    exc = found[0] if found else shared
+    diag = Diagnosis("DLW107", "certain", [
+        _first_line(found[1]) if found else shared.last_line(),
+        "a CUDA tensor was being pickled to send it to the workers: the dataset (or collate_fn "
+        "or worker_init_fn) holds CUDA tensors"])
+    return _locate(diag, ev, exc)
 
 
 def dlw204(ev):
@@ -371,7 +435,7 @@ def _user_fault_frame(stack):
 
 def dlw201(ev):
     worker = _worker_with_signal(ev, "SIGKILL")
-    found = _find(ev, r"killed by signal: Killed", r"Out of memory: Kill")
+    found = _find(ev, r"killed by signal: Killed", r"Out of memory: Kill", r"OOMKilled")
     if worker is None and not found:
         return None
     if worker is not None:
@@ -396,7 +460,7 @@ def dlw201(ev):
         diag = Diagnosis("DLW201", "certain" if tight else "likely", evidence)
         return _at_loader(diag, ev, worker)
     diag = Diagnosis("DLW201", "likely", [_first_line(found[1])])
-    killer = _find(ev, r"Out of memory: Kill", r"oom[-_]kill", r"OOM Killed")
+    killer = _find(ev, r"Out of memory: Kill", r"oom[-_]kill", r"OOM ?Killed")
     if killer and killer[1] != found[1]:
         diag.confidence = "certain"  # the kernel or the scheduler says it was the OOM killer
         diag.evidence.append(_first_line(killer[1]))
@@ -404,10 +468,15 @@ def dlw201(ev):
 
 
 def dlw207(ev):
-    found = _find(ev, r"WinError 1455", r"paging file is too small")
-    if not found:
+    found = _find(ev, r"WinError 1455", r"paging file is too small", r"error code: <1455>",
+                  "\u9875\u9762\u6587\u4ef6\u592a\u5c0f")  # the Chinese wording
+    # torch's shared file mappings on Windows fail with "not enough memory" and "no
+    # system resources" when the commit charge is at its limit, too
+    near = None if found else _find(ev, r"shared file.*error code: <(8|1450)>")
+    if not found and not near:
         return None
-    diag = Diagnosis("DLW207", "certain", [_first_line(found[1])])
+    diag = Diagnosis("DLW207", "certain" if found else "likely", [_first_line((found or near)[1])])
+    found = found or near
     diag.evidence.extend(_commit_arithmetic(ev))
     return _locate(diag, ev, found[0])
 
@@ -502,19 +571,34 @@ STUCK_S = 5.0
 
 
 def dlw206(ev):
+    from doctor.stacks import stuck_thread
+
     found = _find(ev, r"DataLoader timed out after \d+ seconds")
+    # a run's own dumps are taken on --timeout, when its main process may merely be between
+    # batches; a log's dump was taken because the program hung
+    stuck = stuck_thread(ev.stacks, is_library, main_waiting=ev.source == "log")
     if found:
         diag = Diagnosis("DLW206", "certain", [_first_line(found[1])])
+    elif ev.outcome == "timeout":
+        diag = _stuck_at_timeout(ev, stuck)
+    elif stuck is not None:
+        diag = Diagnosis("DLW206", "likely", [
+            "a stack dump%s shows the DataLoader's %s waiting, with no error printed" % (
+                " taken by faulthandler's watchdog" if stuck.watchdog else "", stuck.kind)])
     else:
-        diag = _stuck_at_timeout(ev)
-        if diag is None:
-            return None
-    for stack in ev.stacks:
-        block = _user_thread(stack, in_worker=True)
-        if block:
-            diag.evidence.append("the stuck worker's stack:\n" + block)
-            diag.path, diag.line = _user_fault_frame(block)
-            break
+        diag = None
+    if diag is None:
+        return None
+    if stuck is not None:
+        diag.evidence.append("the stack of the stuck %s (%s):\n%s" % (
+            stuck.kind, _waits_in(stuck), stuck.thread.text()))
+        if stuck.frame is not None:
+            diag.path, diag.line = stuck.frame
+        if stuck.other_threads and stuck.kind == "worker":
+            diag.evidence.append(
+                "the process that started the workers ran other threads: %s; under fork a "
+                "worker inherits every lock one of them held at that moment, held for ever"
+                % ", ".join("'%s'" % name for name in stuck.other_threads[:6]))
     for warning in ev.warnings:  # what makes a forked worker deadlock
         if re.search(r"is multi-threaded, use of fork\(\) may lead to deadlocks|"
                      r"^TokenizersWarning: The current process just got forked", warning):
@@ -523,7 +607,7 @@ def dlw206(ev):
     return diag if diag.path else _locate(diag, ev, found[0] if found else None)
 
 
-def _stuck_at_timeout(ev):
+def _stuck_at_timeout(ev, stuck):
     """DLW206 from a run ended by --timeout, only when the evidence shows a stuck loader:
     it had workers, and none delivered a batch for STUCK_S before the end. A run whose
     batches still flowed, or that had no workers, was simply cut short."""
@@ -533,11 +617,66 @@ def _stuck_at_timeout(ev):
     with_workers = [loader for loader in ev.loaders if loader.get("pids")]
     if not with_workers or idle is None or idle < STUCK_S:
         return None
-    blocked = any(_user_thread(stack, in_worker=True) for stack in ev.stacks)
-    return Diagnosis("DLW206", "likely" if blocked else "possible", [
+    return Diagnosis("DLW206", "likely" if stuck is not None else "possible", [
         "no DataLoader worker delivered a batch in the last %.0fs before the run was "
         "ended after %gs (--timeout); %d batches had come before" % (
             idle, ev.timeout_s or 0, ev.hints.get("batches", 0))])
+
+
+#: the words with which torch, Lightning and users' own checks report the same samples
+#: from every worker of an IterableDataset (DLW109) and the same random draws (DLW111)
+_DUPLICATES = (r"not properly configuring the IterableDataset replica at each worker",
+               r"each worker is not configured independently to avoid having duplicate data",
+               r"(?i)duplicat\w* (samples?|data|items?|rows?|records?|examples?)\b.*workers?"
+               r"|workers?\b.*duplicat\w* (samples?|data|items?|rows?|records?|examples?)"
+               r"|\bsame (samples?|data|items?|rows?|records?|examples?)\b.*\bworkers?\b"
+               r"|\bworkers?\b.*\bsame (samples?|data|items?|rows?|records?|examples?)\b",
+               r"(?i)IterableDataset\b.*\b(duplicat\w*|repeated|twice|\d+ times)"
+               r"|\b(duplicat\w*|repeated|twice|\d+ times)\b.*\bIterableDataset")
+_SAME_DRAWS = (r"(?i)(identical|same)\b[^\n]{0,60}\b(augment\w*|random\w*|crops?|draws?|"
+               r"flips?|rng|seeds?|noise|transforms?)\b[^\n]{0,80}\bworkers?\b"
+               r"|\bworkers?\b[^\n]{0,80}\b(identical|same)\b[^\n]{0,60}"
+               r"\b(augment\w*|random\w*|crops?|draws?|flips?|rng|seeds?|noise|transforms?)\b",
+               r"(?i)\b(identical|same|duplicat\w*) (augmentations?|random (crops?|numbers|draws|"
+               r"transforms?|values|flips?|noise))\b")
+
+
+def _symptom_texts(ev):
+    """Every warning, line and exception, of DataLoader crashes and of the others (a test's
+    assertion on the batches is not a DataLoader failure, but it is what shows these)."""
+    for warning in ev.warnings:
+        yield None, warning
+    yield from _texts(ev)
+    for crash in ev.hints.get("other_crashes") or ():
+        for last in crash["exceptions"]:
+            for exc in last.chain():
+                yield exc, "%s: %s" % (exc.type, exc.message)
+
+
+def _found_in(texts, patterns):
+    for exc, text in texts:
+        for pattern in patterns:
+            if re.search(pattern, text):
+                return exc, text
+    return None
+
+
+def dlw109(ev):
+    found = _found_in(_symptom_texts(ev), _DUPLICATES)
+    if not found:
+        return None
+    exc, text = found
+    diag = Diagnosis("DLW109", "likely", [_first_line(text)[:300]])
+    return _locate(diag, ev, exc)
+
+
+def dlw111(ev):
+    found = _found_in(_symptom_texts(ev), _SAME_DRAWS)
+    if not found:
+        return None
+    exc, text = found
+    diag = Diagnosis("DLW111", "likely", [_first_line(text)[:300]])
+    return _locate(diag, ev, exc)
 
 
 def dlw110(ev):
@@ -555,6 +694,22 @@ def dlw110(ev):
     return None
 
 
+def _waits_in(stuck):
+    """The blocking frame, the library call the user's code made to get there, and the
+    user's line ("it waits in acquire, logging/__init__.py:917, called through info ...")."""
+    frames = stuck.thread.frames
+    inner = frames[0]
+    busy = (stuck.thread.state or "").startswith("active") and not is_library(inner[0])
+    words = "it %s in %s, %s:%d" % ("is busy" if busy else "waits", inner[2], inner[0], inner[1])
+    users = [i for i, f in enumerate(frames) if not is_library(f[0])]
+    if users and users[0] > 1:
+        call = frames[users[0] - 1]
+        words += ", called through %s, %s:%d" % (call[2], call[0], call[1])
+    if users and users[0] > 0:
+        words += ", from the user's code at %s:%d" % frames[users[0]][:2]
+    return words
+
+
 def worker_exit(ev):
     """A worker ended with an exit status and nothing else says why."""
     found = _find(ev, r"exited unexpectedly with exit code (\d+)")
@@ -569,7 +724,7 @@ def worker_exit(ev):
 
 
 RULES_IN_ORDER = (dlw106, pickling, dlw101, dlw107, dlw204, dlw202, dlw203, dlw201,
-                  dlw207, dlw105, dlw205, dlw206, worker_exit, dlw110)
+                  dlw207, dlw105, dlw205, dlw206, worker_exit, dlw109, dlw111, dlw110)
 
 #: what a bare "exited unexpectedly" can mean, most common first
 GENERIC_CAUSES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW108", "DLW201", "DLW202")
@@ -631,11 +786,17 @@ def diagnose(ev):
         if diag is not None:
             found.append(diag)
             break
+    ruled = bool(found)
     if not found:
         found = generic(ev)
     if not found:
         found = [diag for diag in [unexplained(ev)] if diag is not None]
-    elif ev.source == "run":
+    if found and found[0].path is None:
+        frame = deepest_user_frame(ev)
+        for diag in found if found[0].confidence == "possible" else found[:1]:
+            if diag.path is None and frame is not None:
+                diag.path, diag.line = frame.path, frame.line
+    if ruled and ev.source == "run":
         for loader in ev.loaders:
             if loader.get("overrode"):
                 found[0].evidence.append(
@@ -656,6 +817,18 @@ def diagnose(ev):
         if diag.path:
             diag.path = relative(diag.path)
     return found
+
+
+def deepest_user_frame(ev):
+    """The user's innermost frame in the log: a worker's own first, then the main's."""
+    for exc in ev.all_exceptions():
+        if exc.original is not None and user_frame(exc.original) is not None:
+            return user_frame(exc.original)
+    for last in reversed(ev.exceptions):
+        for exc in reversed(last.chain()):
+            if user_frame(exc) is not None:
+                return user_frame(exc)
+    return None
 
 
 def relative(path):

@@ -15,17 +15,26 @@ import stat
 from doctor.diagnose import diagnose, user_frame
 from doctor.evidence import Evidence
 from doctor.logparse import LogParser
+from doctor.sourcefile import default_roots, read_source
 
 CHUNK = 256 * 1024
 MAX_LINE = 1024 * 1024   # a "line" longer than this (no newline) is cut, the rest skipped
+#: the most of a log that is read: the last MAX_LOG bytes of a larger file, the first
+#: MAX_LOG bytes of standard input (a file that grows while it is read stops there too)
+MAX_LOG = 256 * 1024 * 1024
+_LOG_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+              | getattr(os, "O_BINARY", 0))
 
 
 class BadLog(Exception):
     """The log cannot be read as text: the CLI prints it on one line, exit 2."""
 
 
-def open_log(path, stream=None):
-    """A binary handle on the log; ``-`` is ``stream`` (stdin)."""
+def open_log(path, stream=None, limit=MAX_LOG):
+    """A binary handle on the log; ``-`` is ``stream`` (stdin).
+
+    The file's type is checked before it is opened, and again on the open handle: a FIFO,
+    a device or a socket named as the log is refused (opening a FIFO would block)."""
     if path == "-":
         if stream is None:
             raise BadLog("-: no standard input to read")
@@ -36,14 +45,46 @@ def open_log(path, stream=None):
         raise BadLog("%s: no such file" % path)
     except OSError as exc:
         raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
-    if stat.S_ISDIR(info.st_mode):
-        raise BadLog("%s: is a directory, not a log file" % path)
-    if not stat.S_ISREG(info.st_mode) and not stat.S_ISFIFO(info.st_mode):
-        raise BadLog("%s: is not a regular file" % path)
+    _check_log_type(path, info)
     try:
-        return open(path, "rb")
+        fd = os.open(path, _LOG_FLAGS)
     except OSError as exc:
         raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
+    info = os.fstat(fd)
+    try:
+        _check_log_type(path, info)
+    except BadLog:
+        os.close(fd)
+        raise
+    handle = os.fdopen(fd, "rb")
+    if info.st_size > limit:  # a long run's log: its end holds the crash
+        handle.seek((info.st_size - limit + 1) // 2 * 2)  # even: UTF-16 stays aligned
+    return handle
+
+
+class Bounded:
+    """A handle that gives at most ``limit`` bytes; ``cut`` says that it stopped early."""
+
+    def __init__(self, handle, limit=MAX_LOG):
+        self.handle = handle
+        self.left = limit
+        self.cut = False
+
+    def read(self, size):
+        if self.left <= 0:
+            self.cut = bool(self.handle.read(1))
+            return b""
+        chunk = self.handle.read(min(size, self.left))
+        self.left -= len(chunk)
+        return chunk
+
+
+def _check_log_type(path, info):
+    if stat.S_ISDIR(info.st_mode):
+        raise BadLog("%s: is a directory, not a log file" % path)
+    if not stat.S_ISREG(info.st_mode):
+        raise BadLog("%s: is not a regular file (a FIFO, device or socket); "
+                     "pipe it in with - instead" % path)
 
 
 def iter_blocks(handle, path):
@@ -135,12 +176,14 @@ def _invalid_share(sample):
     return decoded.count("\ufffd") / max(1, len(decoded))
 
 
-def explain(path, stdin=None, start_method="spawn"):
-    handle = open_log(path, stdin)
+def explain(path, stdin=None, start_method="spawn", sources=(), limit=MAX_LOG):
+    handle = open_log(path, stdin, limit)
+    skipped = handle.tell() if path != "-" else 0
+    reader = Bounded(handle, limit)
     parser = LogParser()
     seen_text = False
     try:
-        for block in iter_blocks(handle, path):
+        for block in iter_blocks(reader, path):
             if not seen_text and block.strip(" \t\r\n\x00"):
                 seen_text = True
             parser.feed_block(block)
@@ -162,25 +205,37 @@ def explain(path, stdin=None, start_method="spawn"):
     ev.hints["other_crashes"] = [c for c in crashes if not c["dataloader"]]
     if parser.dropped:
         ev.hints["dropped"] = parser.dropped
+    if skipped:
+        ev.hints["unread"] = "the log is larger than %s: only its last %s were read" % (
+            _size(skipped + limit), _size(limit))
+    elif reader.cut:
+        ev.hints["unread"] = "only the first %s of the log were read" % _size(limit)
     ev.host = {key: ev.hints.get(key) for key in ("os", "python", "torch")}
+    ev.hints["source_roots"] = default_roots(sources)
     ev.static = _static_for_user_files(ev, start_method)
     return ev
 
 
+def _size(count):
+    return "%.0f MB" % (count / 1e6) if count >= 1e6 else "%d bytes" % count
+
+
 def _static_for_user_files(ev, start_method):
-    """The checker on the user's files named in the log, where they exist here."""
+    """The checker on the user's files named in the log, where they may be read here
+    (:mod:`doctor.sourcefile`: the log is untrusted, its paths too)."""
     paths = []
     for exc in ev.all_exceptions():
         frame = user_frame(exc)
-        if frame is not None and frame.path not in paths and os.path.isfile(frame.path):
+        if frame is not None and frame.path not in paths:
             paths.append(frame.path)
-    if not paths:
-        return []
-    from doctor.static import static_findings  # the checker loads only when it has work
-
     found = []
     for path in paths[:8]:
-        found.extend(static_findings(path, start_method))
+        source = read_source(path, ev.hints["source_roots"])[0]
+        if source is None:
+            continue
+        from doctor.static import static_findings  # the checker loads only when it has work
+
+        found.extend(static_findings(path, start_method, source))
     return found
 
 
@@ -194,6 +249,8 @@ def diagnose_log(ev):
     crashes = ev.hints.get("crashes") or []
     if len(crashes) <= 1:
         found = diagnose(ev)
+        if found and found[0].code == "DLW206":
+            ev.outcome = "crashed"  # a hang shown by stacks alone is the run's failure too
         _say_generic(ev, found)
         return found
     per_crash = []
@@ -250,6 +307,8 @@ def _is_generic(diags):
 def _say_generic(ev, found):
     if found and ev.hints.get("truncated"):
         found[0].evidence.append("the log ends in the middle of a traceback: it was cut short")
+    if found and ev.hints.get("unread"):
+        found[0].evidence.append(ev.hints["unread"])
     if found and ev.hints.get("os"):
         found[0].evidence.append("the log comes from %s (%s)%s" % (
             ev.hints["os"], ev.hints.get("os_from", "").strip(), "".join(

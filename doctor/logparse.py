@@ -39,9 +39,28 @@ _WORKER = re.compile(r"Caught \w+ in (DataLoader worker process \d+|DataLoader w
 #: Python 3.11+ exception notes printed under the message, unindented (3.14 pickle notes)
 _NOTE = re.compile(r"^when serializing ")
 _WARNING = re.compile(r"(?:^|:\s)(?P<type>\w*Warning): (?P<msg>.*)$")
+#: pytest's short summary: "FAILED tests/test_x.py::test_y - AttributeError: Can't pickle ..."
+_PYTEST_FAILED = re.compile(r"^FAILED \S+ - (?P<exc>[A-Za-z_][\w.]*(?:Error|Exception): .*)$")
+#: pickling errors: a DataLoader's when the log shows torch, even without its frames
+_PICKLING = re.compile(r"Can't pickle|Can't get (?:local object|attribute)|cannot pickle")
+#: Lightning prints its warnings without their category: "path.py:105: Your ..."
+_BARE_WARNING = re.compile(r"^\S+\.py:\d+: (?P<type>)(?P<msg>.*\bIterableDataset\b.*)$")
 _TOKENIZERS = "huggingface/tokenizers: The current process just got forked"
 _FAULT_START = re.compile(r"^(Fatal Python error: .*|Current thread 0x[0-9a-f]+ .*|"
-                          r"Thread 0x[0-9a-f]+ .*)$")
+                          r"Thread 0x[0-9a-f]+ .*|Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!)$")
+#: py-spy dump: "Process 4821: python train.py", "Thread 4821 (idle): "MainThread"", then
+#: "    func (path:line)" frames, most recent call first (locals and native frames skipped)
+_PYSPY_PROCESS = re.compile(r"^Process (?P<pid>\d+): (?P<cmd>.*)$")
+_PYSPY_THREAD = re.compile(r'^Thread (?P<id>0x[0-9A-Fa-f]+|\d+) \((?P<state>[\w+]+)\)'
+                           r'(?:: "(?P<name>.*)")?\s*$')
+_PYSPY_FRAME = re.compile(r"^ {4}(?P<func>\S[^()]*?) \((?P<path>[^()]+?):(?P<line>\d+)\)\s*$")
+_PYSPY_NATIVE = re.compile(r"^ {4}(?P<func>[A-Za-z_]\S*) \((?P<lib>[^():\s]+)\)\s*$")
+#: pytest's report: a failure's header, its frames' locations and its "E   " lines
+_PYTEST_HEAD = re.compile(r"^_{3,} \S.* _{3,}$")
+_PYTEST_END = re.compile(r"^(={3,}.*|-{3,} Captured .*)$")
+_PYTEST_SECTION = re.compile(r"^={3,} (?:FAILURES|ERRORS) ={3,}$")
+_PYTEST_LOC = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^:\s][^:]*?\.pyw?):(?P<line>\d+):"
+                         r"(?: in (?P<func>\S+)| ?\w*)\s*$")
 _FAULT_FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>.*)$')
 #: who prints the next traceback: multiprocessing's and threading's own headers
 _PROCESS_HEAD = re.compile(r"^Process (?P<name>\w+Process-[\d:]+|Process-[\d:]+):$")
@@ -62,8 +81,9 @@ _NOTABLE = re.compile(
 _KEYS = ("Traceback", "Error", "ERROR", "Warning", "Exception", "Killed", "Fatal", "Fault",
          "Segmentation", "Bus error", "Aborted", "Out of memory", "OOM", "_kill", "Process",
          "Pin memory", "Too many open files", "DataLoader", "<1455>", "The above exception",
-         "During handling", "Current thread", "Thread 0x", "huggingface", "terminate called",
-         "(core dumped)")
+         "During handling", "Current thread", "Thread ", "huggingface", "terminate called",
+         "(core dumped)", "Timeout (", "FAILURES", "FAILED ",
+         "`IterableDataset`")
 _KEY_RE = re.compile("|".join(re.escape(key) for key in _KEYS))
 
 
@@ -185,6 +205,8 @@ class LogParser:
         self._phase = None
         self._who = None       # the process/thread header seen just before a traceback
         self._ipy_type = None
+        self._pytest = None    # a pytest failure being read: [frames, E lines]
+        self._pytest_section = False  # inside pytest's FAILURES: every line is read
 
     # -- input -------------------------------------------------------------
     def feed(self, raw):
@@ -196,7 +218,7 @@ class LogParser:
             raw = raw.rstrip("\r\n").rsplit("\r", 1)[-1]
         head = raw[:1]
         if ("\r" not in raw and "\x1b" not in raw and "\x00" not in raw and head != "["
-                and not head.isdigit() and len(raw) <= MAX_LINE
+                and not head.isdigit() and len(raw) <= MAX_LINE and self._pytest is None
                 and raw.find(_TB_TEXT, 1) < 0):
             self._feed_line(raw.rstrip("\n"))  # nothing to clean: the common case
             return
@@ -211,7 +233,8 @@ class LogParser:
         pos = 0
         size = len(text)
         while pos <= size:
-            if self._state is None and not self._chained and self._who is None:
+            if (self._state is None and not self._chained and self._who is None
+                    and self._pytest is None and not self._pytest_section):
                 match = _KEY_RE.search(text, pos)
                 hit = match.start() if match else size
                 start = text.rfind("\n", pos, hit) + 1 if hit < size else size + 1
@@ -240,12 +263,16 @@ class LogParser:
             self._hint(text, _QUIET_OS_MARKERS)
 
     def _feed_line(self, line):
-        if self._state == "traceback":
+        if self._pytest is not None:
+            self._pytest_line(line)
+        elif self._state == "traceback":
             self._traceback_line(line)
         elif self._state == "ipython":
             self._ipython_line(line)
         elif self._state == "fault":
             self._fault_line(line)
+        elif self._state == "pyspy":
+            self._pyspy_line(line)
         else:
             self._free_line(line)
 
@@ -261,8 +288,10 @@ class LogParser:
             if cut:
                 self.hints["truncated"] = True
             self._finish_traceback(cut=cut)
-        elif self._state == "fault":
+        elif self._state in ("fault", "pyspy"):
             self._finish_fault()
+        if self._pytest is not None:
+            self._finish_pytest()
         return self
 
     # -- outside any block ---------------------------------------------------
@@ -288,11 +317,29 @@ class LogParser:
         if not self._chained:
             self._context = None
         self._who = None  # a process or thread header counts only right before its traceback
+        if self._pytest_section and _PYTEST_HEAD.match(stripped):
+            self._pytest = [[], []]
+            return
         if not _interesting(stripped):
             self._hint(stripped)
             return
+        spy = _PYSPY_PROCESS.match(stripped)
+        if spy or _PYSPY_THREAD.match(stripped):
+            self._begin("pyspy", ["py-spy dump of process %s (%s)" % (spy["pid"], spy["cmd"])]
+                        if spy else [])
+            if not spy:
+                self._pyspy_line(line)
+            return
         if _FAULT_START.match(stripped):
             self._begin("fault", [stripped])
+            return
+        if _PYTEST_SECTION.match(stripped):
+            self._pytest_section = True
+            return
+        if _PYTEST_HEAD.match(stripped) or line.startswith("E   "):
+            self._pytest = [[], []]  # a failure's header, or its E lines pasted alone
+            if not _PYTEST_HEAD.match(stripped):
+                self._pytest_line(line)
             return
         head = _PROCESS_HEAD.match(stripped)
         if head:
@@ -307,12 +354,19 @@ class LogParser:
             self._who = "ignored"
             return
         self._hint(stripped)
+        failed = _PYTEST_FAILED.match(stripped)
+        if failed and not any(e.last_line() == failed["exc"] for e in self.exceptions[-8:]):
+            # only the summary line: the report's own traceback was left out (--tb=no)
+            self._feed_line(_TB_TEXT)
+            self._feed_line(failed["exc"])
+            self._feed_line("")
+            return
         if stripped.startswith(_TOKENIZERS):
             self._warn("TokenizersWarning: " + stripped.split(": ", 1)[1])
             return
-        warning = _WARNING.search(stripped)
+        warning = _WARNING.search(stripped) or _BARE_WARNING.match(stripped)
         if warning:
-            self._warn("%s: %s" % (warning["type"], warning["msg"]))
+            self._warn("%s: %s" % (warning["type"] or "UserWarning", warning["msg"]))
         elif _NOTABLE.search(stripped):
             if len(self.lines) < MAX_KEPT:
                 self.lines.append(stripped)
@@ -406,6 +460,11 @@ class LogParser:
             self.ignored += 1
             self._chained = False
             return
+        if exc.process == "main" and any(f.func == "_feed" and "queues" in f.path
+                                         for f in exc.frames[-3:]):
+            # multiprocessing.Queue's feeder thread pickles what a worker put: a sample
+            # that cannot be pickled fails there, and the batch never arrives
+            exc.process = "queue feeder thread"
         if who and exc.process == "main":
             exc.process = who
             if who.startswith("thread") and any(f.func == "_pin_memory_loop" for f in exc.frames):
@@ -477,6 +536,70 @@ class LogParser:
             return
         self._finish_fault()
         self._free_line(line)
+
+    # -- a py-spy dump: read into faulthandler's form, so one reader serves both ----------
+    def _pyspy_line(self, line):
+        stripped = line.strip()
+        thread = _PYSPY_THREAD.match(stripped)
+        if thread:
+            self._append('Thread %s (%s)%s (most recent call first):' % (
+                thread["id"], thread["state"],
+                ' "%s"' % thread["name"] if thread["name"] is not None else ""))
+            return
+        frame = _PYSPY_FRAME.match(line)
+        if frame:
+            self._append('  File "%s", line %s in %s' % (
+                frame["path"], frame["line"], frame["func"]))
+            return
+        native = _PYSPY_NATIVE.match(line)
+        if native:  # --native: "    cudaStreamSynchronize (libcudart.so.12)"
+            self._append('  File "<native %s>", line 0 in %s' % (native["lib"], native["func"]))
+            return
+        if not stripped or line.startswith("    ") or stripped.startswith("Python v"):
+            return  # locals, the interpreter's version, blank lines
+        self._finish_fault()
+        self._free_line(line)
+
+    # -- a pytest failure: its entries read back into a Python traceback ---------------
+    def _pytest_line(self, line):
+        stripped = line.strip()
+        if _PYTEST_HEAD.match(stripped) or _PYTEST_END.match(stripped):
+            self._finish_pytest()
+            if _PYTEST_HEAD.match(stripped):
+                self._pytest = [[], []]
+            elif not _PYTEST_SECTION.match(stripped):
+                self._pytest_section = False
+            return
+        if stripped in _CAUSE:
+            self._finish_pytest()
+            self._feed_line(stripped)
+            self._pytest = [[], []]
+            return
+        if _TRACEBACK.match(line):  # --tb=native: Python's own traceback
+            self._finish_pytest()
+            self._free_line(line)
+            return
+        frames, errors = self._pytest
+        if line.startswith("E ") or line == "E":
+            if len(errors) < MAX_BLOCK:
+                errors.append(line[1:])
+            return
+        where = _PYTEST_LOC.match(stripped)
+        if where and len(frames) < MAX_BLOCK:
+            frames.append('  File "%s", line %s, in %s' % (
+                where["path"], where["line"], where["func"] or "?"))
+
+    def _finish_pytest(self):
+        frames, errors = self._pytest
+        self._pytest = None
+        indent = min((len(e) - len(e.lstrip()) for e in errors if e.strip()), default=0)
+        errors = [e[indent:] for e in errors]  # "E       " aligns them with the source
+        while errors and not errors[0].strip():
+            errors.pop(0)
+        if not errors or not _EXC.match(errors[0].strip()):
+            return
+        for text in [_TB_TEXT] + frames + errors + [""]:
+            self._feed_line(text)
 
     def _finish_fault(self):
         text = "\n".join(self._pending).strip()
@@ -597,12 +720,15 @@ class LogParser:
                         continue
                     if _DATALOADER.search(part.type + ": " + part.message[:4000]):
                         return True
+                    if self.torch_seen and _PICKLING.search(part.message[:400]):
+                        return True
                     if any(_DATALOADER.search(f.path) or f.func == "_worker_loop"
                            for f in part.frames):
                         return True
-                # a spawned child's failure: the child's own frames never name the
-                # DataLoader that started it
-                if item.process == "child" and (self.torch_seen or not _is_symptom(item)):
+                # a spawned child's failure, or a worker's queue feeder thread: their own
+                # frames never name the DataLoader that started them
+                if item.process in ("child", "queue feeder thread") and (
+                        self.torch_seen or not _is_symptom(item)):
                     return True
         return any(_DATALOADER.search(text) or "killed by signal" in text
                    for text in crash["lines"])

@@ -3,6 +3,7 @@ import json
 import os
 
 from doctor.diagnose import relative
+from doctor.sourcefile import read_source
 
 SCHEMA = 1
 _STYLE = {"bold": "1", "red": "31", "green": "32", "yellow": "33", "dim": "2", "cyan": "36"}
@@ -64,7 +65,7 @@ class Terminal:
             if diag.path:
                 out.append("  at %s" % self.style(
                     "%s:%s" % (diag.path, diag.line) if diag.line else diag.path, "cyan"))
-                out.extend(self._excerpt(diag.path, diag.line))
+                out.extend(self._excerpt(diag.path, diag.line, _source_roots(ev)))
             if diag.evidence:
                 out.append("  evidence:")
                 for item in diag.evidence:
@@ -78,14 +79,15 @@ class Terminal:
                 out.extend("    " + x for x in diag.patch.rstrip("\n").split("\n"))
         return "\n".join(out) + "\n"
 
-    def _excerpt(self, path, line, around=2):
+    def _excerpt(self, path, line, roots, around=2):
         if not line:
             return []
-        try:
-            with open(path, "r", encoding="utf-8", errors="replace") as handle:
-                lines = handle.read().splitlines()
-        except OSError:
+        data, why = read_source(path, roots)
+        if data is None:
+            if os.path.lexists(path):
+                return [self.style("  (no excerpt: %s)" % why, "dim")]
             return []
+        lines = data.decode("utf-8", errors="replace").splitlines()
         if not 0 < line <= len(lines):
             return []
         found = []
@@ -94,6 +96,12 @@ class Terminal:
             text = "  %s %4d | %s" % (mark, number, lines[number - 1])
             found.append(self.style(text, "bold") if number == line else text)
         return found
+
+
+def _source_roots(ev):
+    """A log's paths are untrusted: only files under these folders are shown (None: the
+    run's own files, any folder)."""
+    return ev.hints.get("source_roots", []) if ev.source == "log" else None
 
 
 def _headline(ev):

@@ -81,17 +81,58 @@ EXTRA = {
     "generic__win_jupyter_cell_exited_unexpectedly.log": {"also": "DLW207"},
     "generic__linux_exited_unexpectedly_exit_code_only.log": {
         "evidence": "python -m doctor /home/ana/proj/train.py"},
+    # hangs read from stacks: the blocking frame, and who waits
+    "dlw206__linux_pyspy_worker_idle_in_dataset_lock.log": {
+        "confidence": "likely",
+        "evidence": "the stack of the stuck worker (it waits in __getitem__, "
+                    "datasets/shards.py:88)"},
+    "dlw206__linux_pyspy_full_filenames_worker_queue_put.log": {
+        "evidence": "it waits in wait, /usr/lib/python3.11/threading.py:320, called through "
+                    "put, /usr/lib/python3.11/multiprocessing/queues.py:91, from the user's "
+                    "code at /home/ana/proj/prefetch.py:57"},
+    "dlw206__linux_faulthandler_watchdog_in_worker_cuda_sync.log": {
+        "evidence": "faulthandler's watchdog shows the DataLoader's worker waiting"},
+    "dlw206__linux_pyspy_pin_memory_thread_stuck.log": {
+        "evidence": "the stack of the stuck pin memory thread (it waits in pin_memory"},
+    "dlw206__linux_py312_fork_after_threads_logging_lock.log": {
+        "evidence": "ran other threads: 'Thread-1 (_flush_loop)'"},
+    "dlw206__linux_py38_torch18_watchdog_main_waits_for_batch.log": {
+        "evidence": "main process (waiting for a batch)"},
+    "dlw206__win_conda_dataloader_timed_out_worker_stack.log": {"confidence": "certain"},
+    "dlw108__linux_py310_feeder_thread_unpicklable_sample_then_timeout.log": {
+        "evidence": "its queue's feeder thread failed to send it"},
+    "dlw108__win_py312_feeder_thread_cannot_pickle_generator_ctrl_c.log": {
+        "evidence": "printed by a queue feeder thread process"},
+    "dlw102__win_pytest_lambda_buried_under_report.log": {
+        "evidence": "Can't pickle local object 'make_loader.<locals>.<lambda>'"},
+    "dlw107__torchrun_rank1_cuda_error_out_of_memory_worker.log": {
+        "evidence": "(raised in worker 3)"},
 }
 
 
+def _locations():
+    found = {}
+    with open(os.path.join(LOGS, "locations.tsv"), encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip() and not line.startswith("#"):
+                name, where = line.rstrip("\n").split("\t")
+                found[name] = where
+    return found
+
+
+LOCATIONS = _locations()
+
+
 def test_enough_logs_across_platforms_and_outcomes():
-    assert len(ALL_LOGS) >= 30
+    assert len(ALL_LOGS) >= 100
     kinds = {expected(n) for n in ALL_LOGS}
     assert {"none", "generic"} <= kinds
     assert len([k for k in kinds if k.startswith("dlw")]) >= 14
-    for platform in ("win", "linux", "macos", "jupyter"):
+    for platform in ("win", "linux", "macos", "jupyter", "pytest", "pyspy", "faulthandler",
+                     "torchrun", "k8s", "docker", "py38", "py314", "torch1"):
         assert any("_%s_" % platform in n or "__%s" % platform in n for n in ALL_LOGS), platform
     assert set(EXTRA) <= set(ALL_LOGS)
+    assert sorted(LOCATIONS) == ALL_LOGS  # every log says where its user frame is, or "-"
 
 
 @pytest.mark.parametrize("name", ALL_LOGS)
@@ -118,6 +159,9 @@ def test_log(name):
         assert codes[0] == want.upper(), codes
     extra = EXTRA.get(name, {})
     root = diagnoses[0]
+    if LOCATIONS[name] != "-":
+        path, line = LOCATIONS[name].rsplit(":", 1)
+        assert (root["path"], root["line"]) == (path, int(line)), (root["path"], root["line"])
     for field in ("path", "line", "confidence"):
         if field in extra:
             assert root[field] == extra[field], (field, root[field])

@@ -242,3 +242,97 @@ def test_binary_is_refused(tmp_path):
     path.write_bytes(bytes(range(256)) * 10)
     with pytest.raises(BadLog):
         explain(str(path))
+
+
+# -- stacks, pytest reports, feeder threads -------------------------------------------------
+
+PYSPY = '''Process 4821: python train.py
+Python v3.11.4 (/usr/bin/python3.11)
+
+Thread 4821 (idle): "MainThread"
+    wait (threading.py:324)
+        Arguments:
+            self: <Condition at 0x7f0>
+    __getitem__ (data/shards.py:88)
+    0x7f1c2b3d4e5f (libc.so.6)
+    _worker_loop (torch/utils/data/_utils/worker.py:309)
+Thread 4830 (active+gil): "Thread-2 (_upload)"
+    run (uploader.py:12)
+after the dump
+'''
+
+
+def test_pyspy_dump_read_as_a_stack():
+    parsed = parse_text(PYSPY)
+    assert parsed.stacks == [
+        'py-spy dump of process 4821 (python train.py)\n'
+        'Thread 4821 (idle) "MainThread" (most recent call first):\n'
+        '  File "threading.py", line 324 in wait\n'
+        '  File "data/shards.py", line 88 in __getitem__\n'
+        '  File "torch/utils/data/_utils/worker.py", line 309 in _worker_loop\n'
+        'Thread 4830 (active+gil) "Thread-2 (_upload)" (most recent call first):\n'
+        '  File "uploader.py", line 12 in run']
+
+
+def test_faulthandler_watchdog_dump_read_as_a_stack():
+    parsed = parse_text('Timeout (0:05:00)!\nThread 0x00007f3c1a4b2740 (most recent call '
+                        'first):\n  File "/w/aug.py", line 41 in jitter\n\nnext line\n')
+    assert parsed.stacks == ['Timeout (0:05:00)!\nThread 0x00007f3c1a4b2740 (most recent call '
+                             'first):\n  File "/w/aug.py", line 41 in jitter']
+
+
+PYTEST = '''=================================== FAILURES ===================================
+_________________________________ test_epoch _________________________________
+    def test_epoch():
+>       for batch in loader:
+
+tests/test_train.py:40:
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+/v/site-packages/torch/_utils.py:694: in reraise
+    raise exception
+E   KeyError: Caught KeyError in DataLoader worker process 0.
+E   Original Traceback (most recent call last):
+E     File "/v/site-packages/torch/utils/data/_utils/worker.py", line 308, in _worker_loop
+E       data = fetcher.fetch(index)
+E     File "/repo/src/data.py", line 71, in __getitem__
+E       label = self.labels[name]
+E   KeyError: 'img_0042'
+=========================== short test summary info ============================
+'''
+
+
+def test_pytest_failure_read_as_a_traceback():
+    parsed = parse_text(PYTEST)
+    [exc] = parsed.exceptions
+    assert exc.type == "KeyError"
+    assert [(f.path, f.line) for f in exc.frames] == [
+        ("tests/test_train.py", 40), ("/v/site-packages/torch/_utils.py", 694)]
+    assert exc.original.last_line() == "KeyError: 'img_0042'"
+    worker_frame = exc.original.frames[-1]
+    assert (worker_frame.path, worker_frame.line) == ("/repo/src/data.py", 71)
+
+
+def test_pytest_error_lines_pasted_alone():
+    parsed = parse_text("\n".join(PYTEST.splitlines()[9:]))
+    assert parsed.exceptions[0].original.last_line() == "KeyError: 'img_0042'"
+
+
+def test_pytest_assertion_lines_aligned_with_the_source():
+    parsed = parse_text("===== FAILURES =====\n_______ test_rows _______\n"
+                        ">       assert a == b, 'rows'\n"
+                        "E       AssertionError: rows\nE       assert 4 == 1\n\n"
+                        "tests/test_rows.py:9: AssertionError\n")
+    [exc] = parsed.exceptions
+    assert (exc.last_line(), exc.frames[0].path, exc.frames[0].line) == (
+        "AssertionError: rows", "tests/test_rows.py", 9)
+
+
+def test_queue_feeder_thread_named_as_such():
+    parsed = parse_text(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/multiprocessing/queues.py", line 244, in _feed\n'
+        "    obj = _ForkingPickler.dumps(obj)\n"
+        '  File "/usr/lib/python3.10/multiprocessing/reduction.py", line 51, in dumps\n'
+        "    cls(buf, protocol).dump(obj)\n"
+        "TypeError: cannot pickle '_io.BufferedReader' object\n")
+    assert parsed.exceptions[0].process == "queue feeder thread"
