@@ -15,7 +15,7 @@ from doctor.evidence import Evidence
 
 START_METHODS = ("spawn", "forkserver", "fork")
 #: run options that take a value, for splitting the doctor's options from the script's
-_VALUED = ("--start-method", "--timeout", "--max-batches")
+_VALUED = ("--start-method", "--timeout", "--max-batches", "--max-rounds")
 
 RUN_USAGE = "python -m doctor [options] (SCRIPT | -m MODULE) [ARGS...]"
 DESCRIPTION = """\
@@ -86,6 +86,9 @@ def run_parser():
                         help="write verified patches to the files, keeping a .orig backup")
     parser.add_argument("--force", action="store_true",
                         help="with --apply: write the patches that were not verified too")
+    parser.add_argument("--max-rounds", type=_positive_int, metavar="N", default=4,
+                        help="with --verify/--apply: fix and re-run at most N times until "
+                             "the patched copy passes (default: 4)")
     return parser
 
 
@@ -107,6 +110,9 @@ def check_parser():
     parser.add_argument("--json", action="store_true", help="print the JSON report")
     parser.add_argument("--diff", action="store_true",
                         help="print only the findings' patches, as one unified diff")
+    parser.add_argument("--fix", action="store_true",
+                        help="write the findings' patches to the files, then report what "
+                             "is left; runs nothing")
     return parser
 
 
@@ -221,7 +227,7 @@ def cmd_run(options, target):
     from doctor.patches.workflow import run_all
     run_all(ev, diagnoses, target, options.start_method, do_verify=options.verify,
             do_apply=options.apply, force=options.force, max_batches=options.max_batches,
-            timeout=options.timeout)
+            timeout=options.timeout, max_rounds=options.max_rounds)
     return _report(ev, diagnoses, options.json)
 
 
@@ -259,6 +265,9 @@ def cmd_check(options):
 
     for path in options.paths:
         check_script(path)
+    if options.fix:
+        from doctor.patches.fix_static import fix_files
+        fix_files(options.paths, options.start_method)
     ev = Evidence(source="check", target=" ".join(options.paths),
                   start_method=options.start_method, outcome="passed")
     for path in options.paths:

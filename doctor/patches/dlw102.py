@@ -43,14 +43,15 @@ def fix(source, finding, facts):
     captured = set()
     for func in funcs:
         captured |= _cst.free_names(node) & _cst.bound_in_function(func)
-    captured = sorted(captured)
     name = _cst.unique(_role_name(tree, node), used | module_bound)
-    new_def = _function(name, node, captured, (), None)
+    lifted, bound = _attributes_as_values(node, sorted(captured))
+    captured = [param for param, _ in bound]
+    new_def = _function(name, lifted, captured, (), None)
     new_def = new_def.with_changes(leading_lines=[_cst.EMPTY] * 2)
     if captured:
         partial, _ = _cst.partial_name(module)
         replacement = cst.parse_expression("%s(%s, %s)" % (
-            partial, name, ", ".join("%s=%s" % (c, c) for c in captured)))
+            partial, name, ", ".join("%s=%s" % pair for pair in bound)))
     else:
         replacement = cst.Name(name)
     module = module.deep_replace(node, replacement)
@@ -61,6 +62,62 @@ def fix(source, finding, facts):
     if captured:
         _, module = _cst.partial_name(module)
     return module.code
+
+
+def _attributes_as_values(lam, captured):
+    """(lambda, [(parameter, value)]): a captured object read only for plain attributes
+    (``self.scale``) passes those values, not itself: ``self`` may hold the whole
+    trainer, or the loader itself, and would travel to every worker with them."""
+    bound = []
+    taken = {p.name.value for p in _cst._params(lam.params)} | set(captured)
+    for name in captured:
+        reads = _attribute_reads(lam.body, name)
+        if not reads:
+            bound.append((name, name))
+            continue
+        params = {}
+        for attr in sorted(reads):
+            params[attr] = _cst.unique(attr, taken)
+            taken.add(params[attr])
+            bound.append((params[attr], "%s.%s" % (name, attr)))
+        lam = lam.with_changes(body=lam.body.visit(_ReadAs(name, params)))
+    return lam, bound
+
+
+def _attribute_reads(body, name):
+    """The attributes of ``name`` that ``body`` reads, or None when it uses ``name``
+    otherwise (calls a method on it, passes it, assigns to it)."""
+    reads, other = set(), []
+
+    class Find(cst.CSTVisitor):
+        def visit_Attribute(self, node):
+            if isinstance(node.value, cst.Name) and node.value.value == name:
+                reads.add(node.attr.value)
+                return False
+            return True
+
+        def visit_Call(self, node):
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                    and func.value.value == name:
+                other.append(node)  # a method: it may read anything of the object
+
+        def visit_Name(self, node):
+            if node.value == name:
+                other.append(node)
+    body.visit(Find())
+    return None if other else reads
+
+
+class _ReadAs(cst.CSTTransformer):
+    def __init__(self, name, params):
+        super().__init__()
+        self.name, self.params = name, params
+
+    def leave_Attribute(self, original, updated):
+        if isinstance(original.value, cst.Name) and original.value.value == self.name:
+            return cst.Name(self.params[original.attr.value])
+        return updated
 
 
 def _function(name, lam, captured, leading, trailing):
