@@ -62,6 +62,8 @@ class Culprit(NamedTuple):
     owner: Optional[str] = None
     owner_file: Optional[str] = None
     owner_line: Optional[int] = None
+    #: for a lambda, a column inside it on ``line`` (its body's first), 0-based
+    col: Optional[int] = None
 
     def __str__(self):
         text = "%s: %s" % (self.path, self.what)
@@ -387,6 +389,8 @@ class _Search:
 
     def culprit(self, obj, path, failure, cls=None):
         found = _culprit(obj, path, failure, self.pickling, cls)
+        if cls is None and getattr(obj, "__name__", None) == "<lambda>":
+            found = found._replace(col=_body_column(getattr(obj, "__code__", None)))
         owner = self.owners[-1] if self.owners and cls is None else None
         if owner is None:
             return found
@@ -487,6 +491,18 @@ class _Search:
             else:
                 high = middle
         return low
+
+
+def _body_column(code):
+    """The first column of a lambda's body on its first line (several lambdas may share
+    the line), or None where the code object has no positions."""
+    try:
+        columns = [col for line, _end, col, endcol in code.co_positions()
+                   if line == code.co_firstlineno and col is not None and endcol
+                   and endcol > col]  # not the function's zero-width prologue
+    except (AttributeError, TypeError):
+        return None
+    return min(columns) if columns else None
 
 
 def _as_failure(failure, exc):

@@ -5,9 +5,11 @@ above the statement that held the lambda; a lambda that reads names of the funct
 around it gets them as keyword-only parameters, bound with ``functools.partial``.
 A module-level ``name = lambda ...`` becomes ``def name(...)`` in place.
 """
+import re
+
 import libcst as cst
 
-from doctor.patches import _cst
+from doctor.patches import _cst, _hoist
 
 CODE = "DLW102"
 STATIC = True
@@ -57,6 +59,7 @@ def fix(source, finding, facts):
     module = module.deep_replace(node, replacement)
     body = list(module.body)
     index = [i for i, stmt in enumerate(tree.module.body) if stmt is top][0]
+    new_def, body[index] = _hoist.place_above(new_def, body[index])
     body.insert(index, new_def)
     module = module.with_changes(body=body)
     if captured:
@@ -151,7 +154,14 @@ def _role_name(tree, node):
             return "_" + target.attr.value.lstrip("_")
         if isinstance(target, cst.Name):
             return "_" + target.value.lstrip("_")
+    if isinstance(parent, cst.DictElement) and isinstance(parent.key, cst.SimpleString):
+        key = re.sub(r"\W+", "_", str(parent.key.evaluated_value)).strip("_").lower()
+        if key and key.isidentifier():
+            return "_" + key  # {"double": lambda x: x * 2}: _double
     body = node.body
+    if isinstance(body, cst.Name) and [p.name.value for p in node.params.params] == [
+            body.value]:
+        return "_identity"
     if isinstance(body, cst.BinaryOperation):
         for op, name in _OP_NAMES:
             if isinstance(body.operator, op):

@@ -31,6 +31,7 @@ class Site(NamedTuple):
     line: Optional[int]         # the definition's first line
     kind: str                   # lambda | function | class | handle
     name: Optional[str] = None  # qualified name of a function or class; a handle's attribute
+    col: Optional[int] = None   # a lambda: a column inside it on ``line``
 
 
 def in_project(path, cwd=None):
@@ -51,7 +52,7 @@ def from_probe(culprit, cwd=None):
             return None
         path = os.path.abspath(path)
         if code == "DLW102":
-            return Site(code, path, culprit.get("line"), "lambda")
+            return Site(code, path, culprit.get("line"), "lambda", col=culprit.get("col"))
         match = _QUALNAME.match(culprit.get("what", ""))
         if not match:
             return None
@@ -122,6 +123,9 @@ def _lambda_finding(tree, site, line):
     lambdas = tree.nodes(cst.Lambda)
     if line:
         lambdas = [n for n in lambdas if tree.pos[n].start.line == line]
+        if len(lambdas) > 1 and site.col is not None and line == site.line:
+            lambdas = [n for n in lambdas if _spans(tree, n, line, site.col)]
+            lambdas = lambdas[-1:]  # the innermost of nested lambdas
     elif site.name:  # 'main.<locals>.<lambda>': a lambda inside main
         scope = site.name.split(".<locals>.")[0].split(".")[-1]
         lambdas = [n for n in lambdas if any(
@@ -130,6 +134,12 @@ def _lambda_finding(tree, site, line):
         return None
     where = tree.pos[lambdas[0]].start
     return Finding(where.line, where.column, site.code, "lambda")
+
+
+def _spans(tree, node, line, col):
+    where = tree.pos[node]
+    end = where.end.column if where.end.line == line else float("inf")
+    return where.start.column <= col < end
 
 
 def _definition_finding(tree, site, line):
