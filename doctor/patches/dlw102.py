@@ -2,7 +2,9 @@
 
 ``collate_fn=lambda b: b`` becomes ``collate_fn=_collate`` with ``def _collate(b)``
 above the statement that held the lambda; a lambda that reads names of the function
-around it gets them as keyword-only parameters, bound with ``functools.partial``.
+around it gets them as keyword-only parameters, bound with ``functools.partial``; of an
+object it only reads attributes from (``self.scale``), it gets those values, not the
+object (a DataModule would carry its Trainer, and the loader itself, into every worker).
 A module-level ``name = lambda ...`` becomes ``def name(...)`` in place.
 """
 import re
@@ -296,5 +298,33 @@ class Numbers(Dataset):
 
 if __name__ == "__main__":
     print(list(DataLoader(Numbers(double), num_workers=2)))
+'''),
+    ('''\
+from torch.utils.data import DataLoader
+
+
+class Module:
+    def __init__(self, data, scale):
+        self.data, self.scale = data, scale
+
+    def loader(self):
+        return DataLoader(self.data, num_workers=2,
+                          collate_fn=lambda b: [x * self.scale for x in b])
+''', '''\
+import functools
+from torch.utils.data import DataLoader
+
+
+def _collate(b, *, scale):
+    return [x * scale for x in b]
+
+
+class Module:
+    def __init__(self, data, scale):
+        self.data, self.scale = data, scale
+
+    def loader(self):
+        return DataLoader(self.data, num_workers=2,
+                          collate_fn=functools.partial(_collate, scale=self.scale))
 '''),
 )

@@ -11,10 +11,14 @@
   This needs the opening expression to be rebuildable outside ``__init__``: it may read
   module names, ``self`` attributes, and ``__init__`` parameters that ``__init__``
   also stores on ``self``.
+- A handle that ``__init__`` reads, or that other objects are taken from there
+  (``self.tokens = self.h5["tokens"]``, an h5py dataset, as unpicklable as the file), is
+  reopened when a worker unpickles the dataset: ``__getstate__`` drops the handle and
+  everything taken from it, ``__setstate__`` opens it again and takes them again.
 
-A handle that ``__init__`` keeps using after opening it (a database it fills, an
+A connection that ``__init__`` keeps using after opening it (a database it fills, an
 in-memory one) gets no patch: reopening it in a worker would not give the same
-contents, so the fix stays in words.
+contents, so the fix stays in words; so does a file ``__init__`` opened for writing.
 """
 import re
 
@@ -347,5 +351,57 @@ class Rows(Dataset):
 
 if __name__ == "__main__":
     print(list(DataLoader(Rows("rows.db"), num_workers=2)))
+'''),
+    ('''\
+import h5py
+from torch.utils.data import DataLoader, Dataset
+
+
+class Tokens(Dataset):
+    def __init__(self, path):
+        self.path = path
+        self.h5 = h5py.File(path, "r")
+        self.tokens = self.h5["tokens"]
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def __getitem__(self, i):
+        return self.tokens[i]
+
+
+def main(path):
+    return DataLoader(Tokens(path), num_workers=2)
+''', '''\
+import h5py
+from torch.utils.data import DataLoader, Dataset
+
+
+class Tokens(Dataset):
+    def __init__(self, path):
+        self.path = path
+        self.h5 = h5py.File(path, "r")
+        self.tokens = self.h5["tokens"]
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state['h5'] = None  # DLW108: each worker opens its own
+        state['tokens'] = None  # taken from self.h5
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.h5 = h5py.File(self.path, "r")
+        self.tokens = self.h5["tokens"]
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def __getitem__(self, i):
+        return self.tokens[i]
+
+
+def main(path):
+    return DataLoader(Tokens(path), num_workers=2)
 '''),
 )
