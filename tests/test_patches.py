@@ -23,10 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXABLE = sorted(
     p.name for p in FIXTURES.glob("dlw1*.py")
     if p.name.split("_")[0].upper() in ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106",
-                                        "DLW108", "DLW111")
-    and p.name != "dlw108_sqlite.py")
+                                        "DLW108", "DLW111"))
 #: crashing fixtures for which no safe patch exists: patch stays null
-UNFIXABLE = ["dlw104_pkg/__main__.py", "dlw108_sqlite.py"]
+UNFIXABLE = ["dlw104_pkg/__main__.py"]
 
 
 def _code(name):

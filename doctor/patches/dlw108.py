@@ -16,9 +16,10 @@
   reopened when a worker unpickles the dataset: ``__getstate__`` drops the handle and
   everything taken from it, ``__setstate__`` opens it again and takes them again.
 
-A connection that ``__init__`` keeps using after opening it (a database it fills, an
-in-memory one) gets no patch: reopening it in a worker would not give the same
-contents, so the fix stays in words; so does a file ``__init__`` opened for writing.
+- A sqlite connection that ``__init__`` keeps using (a database it fills, an in-memory
+  one) travels as its bytes: ``__getstate__`` keeps ``serialize()``, ``__setstate__``
+  gives each worker an in-memory copy (Python 3.11+). Another handle that ``__init__``
+  opened for writing gets no patch: the fix stays in words.
 """
 import re
 
@@ -100,6 +101,10 @@ def _fix_handle(tree, cls, init, attr, derived_named):
     if derived or init_uses:
         # __init__ reads the handle, or keeps objects taken from it: the worker
         # reopens it, and takes them again, when it unpickles the dataset
+        opener = _cst.dotted(getattr(expr, "func", None)) or ""
+        if init_uses and opener.split(".")[-1] == "connect" and "sqlite3" in opener + "".join(
+                _imports_of(tree.module, "sqlite3")):
+            return _copy_database(tree, cls, init, attr, opener, derived)
         if init_uses and not _reopenable(expr):
             return None
         rebuilt = [(attr, expr)]
@@ -140,6 +145,39 @@ def _getstate(dropped):
 def _reopen_on_unpickle(tree, cls, init, getstate, rebuilt):
     lines = ["def __setstate__(self, state):", "    self.__dict__.update(state)"]
     lines += ["    self.%s = %s" % (name, _cst.code(expr).strip()) for name, expr in rebuilt]
+    setstate = cst.parse_statement("\n".join(lines) + "\n").with_changes(
+        leading_lines=[cst.EmptyLine(indent=False)])
+    new_cls = _insert_after_init(cls, init, [getstate, setstate])
+    return tree.module.deep_replace(cls, new_cls).code
+
+
+def _imports_of(module, name):
+    """The names ``from NAME import ...`` binds in ``module``."""
+    found = []
+    for stmt in module.body:
+        if _cst.is_import(stmt):
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom) and _cst.dotted(small.module) == name \
+                        and not isinstance(small.names, cst.ImportStar):
+                    found += [a.name.value for a in small.names]
+    return found
+
+
+def _copy_database(tree, cls, init, attr, opener, derived):
+    """A sqlite database that __init__ filled travels as its bytes (``serialize``) and
+    every worker opens its own in-memory copy of it."""
+    dropped = [d for d, _ in derived]
+    lines = ["def __getstate__(self):", "    state = self.__dict__.copy()",
+             "    state[%r] = self.%s.serialize()  # DLW108: the database, as bytes"
+             % (attr, attr)]
+    lines += ["    state[%r] = None  # taken from self.%s" % (d, attr) for d in dropped]
+    lines += ["    return state"]
+    getstate = cst.parse_statement("\n".join(lines) + "\n").with_changes(
+        leading_lines=[cst.EmptyLine(indent=False)])
+    lines = ["def __setstate__(self, state):", "    self.__dict__.update(state)",
+             '    self.%s = %s(":memory:")  # each worker its own copy' % (attr, opener),
+             "    self.%s.deserialize(state[%r])" % (attr, attr)]
+    lines += ["    self.%s = %s" % (d, _cst.code(value).strip()) for d, value in derived]
     setstate = cst.parse_statement("\n".join(lines) + "\n").with_changes(
         leading_lines=[cst.EmptyLine(indent=False)])
     new_cls = _insert_after_init(cls, init, [getstate, setstate])
@@ -403,5 +441,56 @@ class Tokens(Dataset):
 
 def main(path):
     return DataLoader(Tokens(path), num_workers=2)
+'''),
+    ('''\
+import sqlite3
+
+from torch.utils.data import DataLoader, Dataset
+
+
+class Rows(Dataset):
+    def __init__(self):
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("create table t (id integer, x real)")
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return self.db.execute("select x from t where id = ?", (i,)).fetchone()
+
+
+def main():
+    return DataLoader(Rows(), num_workers=2)
+''', '''\
+import sqlite3
+
+from torch.utils.data import DataLoader, Dataset
+
+
+class Rows(Dataset):
+    def __init__(self):
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("create table t (id integer, x real)")
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state['db'] = self.db.serialize()  # DLW108: the database, as bytes
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.db = sqlite3.connect(":memory:")  # each worker its own copy
+        self.db.deserialize(state['db'])
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return self.db.execute("select x from t where id = ?", (i,)).fetchone()
+
+
+def main():
+    return DataLoader(Rows(), num_workers=2)
 '''),
 )
