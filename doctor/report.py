@@ -77,7 +77,9 @@ class Terminal:
             if diag.patch:
                 out.append("  patch%s:" % (" (verified by a re-run)" if diag.verified else ""))
                 out.extend("    " + x for x in diag.patch.rstrip("\n").split("\n"))
-        out.extend(self._fix(ev.fix))
+        if ev.fix and (len(ev.fix["rounds"]) > 1
+                       or not any(d.patch == ev.fix["patch"] for d in diagnoses)):
+            out.extend(self._fix(ev.fix))  # not when it only repeats the one patch
         return "\n".join(out) + "\n"
 
     def _fix(self, fix):
