@@ -17,7 +17,7 @@ from doctor.evidence import Evidence
 
 START_METHODS = ("spawn", "forkserver", "fork")
 #: run options that take a value, for splitting the doctor's options from the script's
-_VALUED = ("--start-method", "--timeout", "--max-batches")
+_VALUED = ("--start-method", "--timeout", "--max-batches", "--max-rounds")
 
 RUN_USAGE = "python -m doctor [options] (SCRIPT | -m MODULE) [ARGS...]"
 DESCRIPTION = """\
@@ -96,6 +96,9 @@ def run_parser():
                         help="write verified patches to the files, keeping a .orig backup")
     parser.add_argument("--force", action="store_true",
                         help="with --apply: write the patches that were not verified too")
+    parser.add_argument("--max-rounds", type=_positive_int, metavar="N", default=4,
+                        help="with --verify/--apply: fix and re-run at most N times until "
+                             "the patched copy passes (default: 4)")
     return parser
 
 
@@ -120,6 +123,9 @@ def check_parser():
     parser.add_argument("--json", action="store_true", help="print the JSON report")
     parser.add_argument("--diff", action="store_true",
                         help="print only the findings' patches, as one unified diff")
+    parser.add_argument("--fix", action="store_true",
+                        help="write the findings' patches to the files, then report what "
+                             "is left; runs nothing")
     return parser
 
 
@@ -258,13 +264,13 @@ def cmd_run(options, target):
     ev = run.run()
     ev.static = static_findings(path, options.start_method)
     diagnoses = diagnose(ev)
-    # patches: propose, verify, apply (doctor.patches.workflow); after a signal, only
-    # propose: nothing more is run and no file is written
+    # patches: propose, verify, apply in rounds (doctor.patches.workflow); after a signal,
+    # only propose: nothing more is run and no file is written
     from doctor.patches.workflow import propose, run_all
     if signals.received() is None:
         run_all(ev, diagnoses, target, options.start_method, do_verify=options.verify,
                 do_apply=options.apply, force=options.force, max_batches=options.max_batches,
-                timeout=options.timeout)
+                timeout=options.timeout, max_rounds=options.max_rounds)
     else:
         propose(ev, diagnoses, options.start_method)
     status = _report(ev, diagnoses, options.json)
@@ -314,6 +320,9 @@ def cmd_check(options):
 
     for path in options.paths:
         check_script(path)
+    if options.fix:
+        from doctor.patches.fix_static import fix_files
+        fix_files(options.paths, options.start_method)
     ev = Evidence(source="check", target=" ".join(options.paths),
                   start_method=options.start_method, outcome="passed")
     for path in options.paths:

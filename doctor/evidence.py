@@ -79,6 +79,8 @@ class Evidence:
     notes: List[str] = field(default_factory=list)
     sharing_strategy: Optional[str] = None
     timeout_s: Optional[float] = None
+    #: the combined fix of every diagnosis and its rounds (doctor.patches.rounds)
+    fix: Optional[dict] = None
 
     def all_exceptions(self):
         """Every exception printed, each chain in order, worker originals after theirs."""

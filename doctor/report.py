@@ -32,7 +32,10 @@ def to_json(ev, diagnoses):
 
 
 def json_text(ev, diagnoses):
-    return json.dumps(to_json(ev, diagnoses), indent=2)
+    found = to_json(ev, diagnoses)
+    if ev.fix is not None:  # the combined fix of every diagnosis, and its rounds
+        found["fix"] = ev.fix
+    return json.dumps(found, indent=2)
 
 
 class Terminal:
@@ -77,7 +80,24 @@ class Terminal:
             if diag.patch:
                 out.append("  patch%s:" % (" (verified by a re-run)" if diag.verified else ""))
                 out.extend("    " + x for x in diag.patch.rstrip("\n").split("\n"))
+        if ev.fix and (len(ev.fix["rounds"]) > 1
+                       or not any(d.patch == ev.fix["patch"] for d in diagnoses)):
+            out.extend(self._fix(ev.fix))  # not when it only repeats the one patch
         return "\n".join(out) + "\n"
+
+    def _fix(self, fix):
+        """The combined fix: each round's diagnosis, then the one diff of them all."""
+        if not fix or not fix.get("patch"):
+            return []
+        out = ["", self.style("combined fix", "bold") + " (%s)" % {
+            True: "the patched copy passed", False: "the patched copy still fails",
+            None: "not re-run; --verify re-runs it"}[fix["verified"]]]
+        for entry in fix["rounds"]:
+            out.append("  round %d: %s, diagnosed %s%s" % (
+                entry["round"], entry["outcome"], ", ".join(entry["diagnoses"]) or "nothing",
+                "; fixed " + "; ".join(entry["fixed"]) if entry["fixed"] else ""))
+        out.extend("    " + x for x in fix["patch"].rstrip("\n").split("\n"))
+        return out
 
     def _excerpt(self, path, line, roots, around=2):
         if not line:

@@ -58,6 +58,13 @@ class Culprit(NamedTuple):
     file: Optional[str]     # where the culprit was defined, when known
     line: Optional[int]
     error: str              # the pickling error for that object, "TypeError: cannot pickle ..."
+    #: the class of the object whose attribute holds the culprit ("Shards" for
+    #: ``dataset.h5``), and where it was defined: where a handle kept on it was opened
+    owner: Optional[str] = None
+    owner_file: Optional[str] = None
+    owner_line: Optional[int] = None
+    #: for a lambda, a column inside it on ``line`` (its body's first), 0-based
+    col: Optional[int] = None
 
     def __str__(self):
         text = "%s: %s" % (self.path, self.what)
@@ -379,6 +386,17 @@ class _Search:
         self.failures = {}  # id -> exception or None
         self.keep = []      # everything looked at stays alive: ids stay unique
         self.onpath = set()
+        self.owners = []    # the objects with attributes on the path, innermost last
+
+    def culprit(self, obj, path, failure, cls=None):
+        found = _culprit(obj, path, failure, self.pickling, cls)
+        if cls is None and getattr(obj, "__name__", None) == "<lambda>":
+            found = found._replace(col=_body_column(getattr(obj, "__code__", None)))
+        owner = self.owners[-1] if self.owners and cls is None else None
+        if owner is None:
+            return found
+        file, line = _class_location(type(owner), self.pickling)
+        return found._replace(owner=type(owner).__qualname__, owner_file=file, owner_line=line)
 
     def fails(self, obj):
         key = id(obj)
@@ -394,22 +412,22 @@ class _Search:
         self.failures[id(obj)] = failure
         found = self.search(obj, root, failure, 0)
         if found is None:  # every failing part led back up a cycle: the root it is
-            found = _culprit(obj, root, failure, self.pickling)
+            found = self.culprit(obj, root, failure)
         return found
 
     def search(self, obj, path, failure, depth):
         if isinstance(failure, _ChildFailure) and failure.kind == "main" and failure.obj is obj:
-            return _culprit(obj, path, failure, self.pickling)
+            return self.culprit(obj, path, failure)
         if depth >= _MAX_DEPTH or self.pickling.dumps >= _MAX_DUMPS:
-            return _culprit(obj, path, failure, self.pickling)
+            return self.culprit(obj, path, failure)
         if _handle_kind(obj) is not None:  # a zip archive, not the file inside it
-            return _culprit(obj, path, failure, self.pickling)
+            return self.culprit(obj, path, failure)
         try:
             parts = _parts(obj)
         except Exception as exc:  # __reduce_ex__ / __getstate__ refuses: it is this object
-            return _culprit(obj, path, _as_failure(failure, exc), self.pickling)
+            return self.culprit(obj, path, _as_failure(failure, exc))
         if parts is None:  # pickled by name: a function, a class, a module-level object
-            return _culprit(obj, path, failure, self.pickling)
+            return self.culprit(obj, path, failure)
         self.onpath.add(id(obj))
         looped = False
         parts = [p for p in parts if type(p[2]) not in _ATOMIC]
@@ -426,11 +444,19 @@ class _Search:
                     continue
                 if kind == "class":
                     # the object's class cannot travel: the object is the culprit
-                    return _culprit(obj, path, failure, self.pickling, cls=part)
+                    return self.culprit(obj, path, failure, cls=part)
                 if id(part) in self.onpath:
                     looped = True
                     continue
-                found = self.search(part, path + label, part_failure, depth + 1)
+                holder = (label[1:].isidentifier() and not label.startswith(".__")
+                          and not isinstance(obj, functools.partial))
+                if holder:
+                    self.owners.append(obj)
+                try:
+                    found = self.search(part, path + label, part_failure, depth + 1)
+                finally:
+                    if holder:
+                        self.owners.pop()
                 if found is not None:
                     return found
                 looped = True  # that part fails only through an object above it
@@ -438,7 +464,7 @@ class _Search:
             self.onpath.discard(id(obj))
         if looped:
             return None
-        return _culprit(obj, path, failure, self.pickling)
+        return self.culprit(obj, path, failure)
 
     def first_failing(self, parts, start):
         """The index of the first part from ``start`` on that fails, or None.
@@ -466,6 +492,18 @@ class _Search:
             else:
                 high = middle
         return low
+
+
+def _body_column(code):
+    """The first column of a lambda's body on its first line (several lambdas may share
+    the line), or None where the code object has no positions."""
+    try:
+        columns = [col for line, _end, col, endcol in code.co_positions()
+                   if line == code.co_firstlineno and col is not None and endcol
+                   and endcol > col]  # not the function's zero-width prologue
+    except (AttributeError, TypeError):
+        return None
+    return min(columns) if columns else None
 
 
 def _as_failure(failure, exc):

@@ -31,7 +31,7 @@ CRASH_TEXT = {
     "DLW107": ("Cannot re-initialize CUDA in forked subprocess",
                "Torch not compiled with CUDA enabled", "Found no NVIDIA driver"),
     # the parent's pickling error; a torch.Generator fails in the child (pytorch#146828)
-    "DLW108": ("cannot pickle", "unable to resize file"),
+    "DLW108": ("cannot pickle", "cannot be pickled", "unable to resize file"),
 }
 
 

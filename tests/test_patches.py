@@ -24,12 +24,11 @@ FIXABLE = sorted(
     p.name for p in FIXTURES.glob("dlw1*.py")
     if p.name.split("_")[0].upper() in ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106",
                                         "DLW108", "DLW111")
-    and p.name not in ("dlw108_sqlite.py", "dlw108_local_handle.py", "dlw106_config_dict.py",
+    and p.name not in ("dlw108_local_handle.py", "dlw106_config_dict.py",
                        # its loader is found in a module beside it, which the copy lacks
                        "dlw101_sibling_factory.py"))
 #: crashing fixtures for which no safe patch exists: patch stays null
-UNFIXABLE = ["dlw104_pkg/__main__.py", "dlw108_sqlite.py", "dlw108_local_handle.py",
-             "dlw106_config_dict.py"]
+UNFIXABLE = ["dlw104_pkg/__main__.py", "dlw108_local_handle.py", "dlw106_config_dict.py"]
 
 
 def _code(name):

@@ -2,12 +2,16 @@
 
 ``collate_fn=lambda b: b`` becomes ``collate_fn=_collate`` with ``def _collate(b)``
 above the statement that held the lambda; a lambda that reads names of the function
-around it gets them as keyword-only parameters, bound with ``functools.partial``.
+around it gets them as keyword-only parameters, bound with ``functools.partial``; of an
+object it only reads attributes from (``self.scale``), it gets those values, not the
+object (a DataModule would carry its Trainer, and the loader itself, into every worker).
 A module-level ``name = lambda ...`` becomes ``def name(...)`` in place.
 """
+import re
+
 import libcst as cst
 
-from doctor.patches import _cst
+from doctor.patches import _cst, _hoist
 
 CODE = "DLW102"
 STATIC = True
@@ -43,24 +47,82 @@ def fix(source, finding, facts):
     captured = set()
     for func in funcs:
         captured |= _cst.free_names(node) & _cst.bound_in_function(func)
-    captured = sorted(captured)
     name = _cst.unique(_role_name(tree, node), used | module_bound)
-    new_def = _function(name, node, captured, (), None)
+    lifted, bound = _attributes_as_values(node, sorted(captured))
+    captured = [param for param, _ in bound]
+    new_def = _function(name, lifted, captured, (), None)
     new_def = new_def.with_changes(leading_lines=[_cst.EMPTY] * 2)
     if captured:
         partial, _ = _cst.partial_name(module)
         replacement = cst.parse_expression("%s(%s, %s)" % (
-            partial, name, ", ".join("%s=%s" % (c, c) for c in captured)))
+            partial, name, ", ".join("%s=%s" % pair for pair in bound)))
     else:
         replacement = cst.Name(name)
     module = module.deep_replace(node, replacement)
     body = list(module.body)
     index = [i for i, stmt in enumerate(tree.module.body) if stmt is top][0]
+    new_def, body[index] = _hoist.place_above(new_def, body[index])
     body.insert(index, new_def)
     module = module.with_changes(body=body)
     if captured:
         _, module = _cst.partial_name(module)
     return module.code
+
+
+def _attributes_as_values(lam, captured):
+    """(lambda, [(parameter, value)]): a captured object read only for plain attributes
+    (``self.scale``) passes those values, not itself: ``self`` may hold the whole
+    trainer, or the loader itself, and would travel to every worker with them."""
+    bound = []
+    taken = {p.name.value for p in _cst._params(lam.params)} | set(captured)
+    for name in captured:
+        reads = _attribute_reads(lam.body, name)
+        if not reads:
+            bound.append((name, name))
+            continue
+        params = {}
+        for attr in sorted(reads):
+            params[attr] = _cst.unique(attr, taken)
+            taken.add(params[attr])
+            bound.append((params[attr], "%s.%s" % (name, attr)))
+        lam = lam.with_changes(body=lam.body.visit(_ReadAs(name, params)))
+    return lam, bound
+
+
+def _attribute_reads(body, name):
+    """The attributes of ``name`` that ``body`` reads, or None when it uses ``name``
+    otherwise (calls a method on it, passes it, assigns to it)."""
+    reads, other = set(), []
+
+    class Find(cst.CSTVisitor):
+        def visit_Attribute(self, node):
+            if isinstance(node.value, cst.Name) and node.value.value == name:
+                reads.add(node.attr.value)
+                return False
+            return True
+
+        def visit_Call(self, node):
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                    and func.value.value == name:
+                other.append(node)  # a method: it may read anything of the object
+
+        def visit_Name(self, node):
+            if node.value == name:
+                other.append(node)
+    body.visit(Find())
+    return None if other else reads
+
+
+class _ReadAs(cst.CSTTransformer):
+    def __init__(self, name, params):
+        super().__init__()
+        self.name, self.params = name, params
+
+    def leave_Attribute(self, original, updated):
+        if isinstance(original.value, cst.Name) and original.value.value == self.name:
+            return cst.Name(self.params[original.attr.value])
+        return updated
 
 
 def _function(name, lam, captured, leading, trailing):
@@ -94,7 +156,14 @@ def _role_name(tree, node):
             return "_" + target.attr.value.lstrip("_")
         if isinstance(target, cst.Name):
             return "_" + target.value.lstrip("_")
+    if isinstance(parent, cst.DictElement) and isinstance(parent.key, cst.SimpleString):
+        key = re.sub(r"\W+", "_", str(parent.key.evaluated_value)).strip("_").lower()
+        if key and key.isidentifier():
+            return "_" + key  # {"double": lambda x: x * 2}: _double
     body = node.body
+    if isinstance(body, cst.Name) and [p.name.value for p in node.params.params] == [
+            body.value]:
+        return "_identity"
     if isinstance(body, cst.BinaryOperation):
         for op, name in _OP_NAMES:
             if isinstance(body.operator, op):
@@ -229,5 +298,33 @@ class Numbers(Dataset):
 
 if __name__ == "__main__":
     print(list(DataLoader(Numbers(double), num_workers=2)))
+'''),
+    ('''\
+from torch.utils.data import DataLoader
+
+
+class Module:
+    def __init__(self, data, scale):
+        self.data, self.scale = data, scale
+
+    def loader(self):
+        return DataLoader(self.data, num_workers=2,
+                          collate_fn=lambda b: [x * self.scale for x in b])
+''', '''\
+import functools
+from torch.utils.data import DataLoader
+
+
+def _collate(b, *, scale):
+    return [x * scale for x in b]
+
+
+class Module:
+    def __init__(self, data, scale):
+        self.data, self.scale = data, scale
+
+    def loader(self):
+        return DataLoader(self.data, num_workers=2,
+                          collate_fn=functools.partial(_collate, scale=self.scale))
 '''),
 )

@@ -11,10 +11,15 @@
   This needs the opening expression to be rebuildable outside ``__init__``: it may read
   module names, ``self`` attributes, and ``__init__`` parameters that ``__init__``
   also stores on ``self``.
+- A handle that ``__init__`` reads, or that other objects are taken from there
+  (``self.tokens = self.h5["tokens"]``, an h5py dataset, as unpicklable as the file), is
+  reopened when a worker unpickles the dataset: ``__getstate__`` drops the handle and
+  everything taken from it, ``__setstate__`` opens it again and takes them again.
 
-A handle that ``__init__`` keeps using after opening it (a database it fills, an
-in-memory one) gets no patch: reopening it in a worker would not give the same
-contents, so the fix stays in words.
+- A sqlite connection that ``__init__`` keeps using (a database it fills, an in-memory
+  one) travels as its bytes: ``__getstate__`` keeps ``serialize()``, ``__setstate__``
+  gives each worker an in-memory copy (Python 3.11+). Another handle that ``__init__``
+  opened for writing gets no patch: the fix stays in words.
 """
 import re
 
@@ -58,21 +63,33 @@ def fix(source, finding, facts):
     if assign is None or init is None or cls is None or init.name.value != "__init__" \
             or len(assign.targets) != 1 or not _self_attr(assign.targets[0].target, attr):
         return None
-    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
-    if any(m.name.value in ("__getstate__", "__reduce__", "__reduce_ex__") for m in methods):
+    taken_from = _root_attr(assign.value)
+    if taken_from is not None:  # self.tokens = self.h5["tokens"]: the file is the handle
+        return _fix_handle(tree, cls, init, taken_from, {attr})
+    return _fix_handle(tree, cls, init, attr, set())
+
+
+def _fix_handle(tree, cls, init, attr, derived_named):
+    assigns = _assignments(init, attr)
+    if len(assigns) != 1:
         return None
-    others = [m for m in methods if m is not init and _uses(m, attr)]
+    assign = assigns[0]
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    if any(m.name.value in ("__getstate__", "__setstate__", "__reduce__", "__reduce_ex__")
+           for m in methods):
+        return None
+    derived = _derived(init, attr, derived_named)
+    dropped = [attr] + [d for d, _ in derived]
+    others = [m for m in methods if m is not init and any(_uses(m, a) for a in dropped)]
     line_stmt = tree.parents[assign]
-    init_uses = [u for u in _uses(init, attr) if u is not assign.targets[0].target]
-    getstate = cst.parse_statement(
-        'def __getstate__(self):\n    state = self.__dict__.copy()\n'
-        '    state[%r] = None  # DLW108: each worker opens its own\n    return state\n' % attr)
-    getstate = getstate.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    in_derived = {id(u) for _, d in derived for u in _uses(d, attr)}
+    init_uses = [u for u in _uses(init, attr)
+                 if u is not assign.targets[0].target and id(u) not in in_derived]
+    getstate = _getstate(dropped)
     if not others:
-        new_cls = _insert_after_init(cls, init, getstate)
+        new_cls = _insert_after_init(cls, init, [getstate])
         return tree.module.deep_replace(cls, new_cls).code
-    if init_uses or not isinstance(line_stmt, cst.SimpleStatementLine) \
-            or len(line_stmt.body) != 1:
+    if not isinstance(line_stmt, cst.SimpleStatementLine) or len(line_stmt.body) != 1:
         return None
     expr = _rebuildable(assign.value, init)
     if expr is None:
@@ -80,16 +97,23 @@ def fix(source, finding, facts):
     if (_cst.dotted(getattr(expr, "func", None)) or "").split(".")[-1] in _SYNC:
         # a lock made on first use could be made twice by two threads: make it when
         # the worker unpickles the dataset instead
-        setstate = cst.parse_statement(
-            "def __setstate__(self, state):\n    self.__dict__.update(state)\n"
-            "    self.%s = %s\n" % (attr, _cst.code(expr).strip()))
-        setstate = setstate.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-        new_cls = _insert_after_init(cls, init, getstate)
-        init_index = [i for i, st in enumerate(new_cls.body.body) if st is init][0]
-        body = list(new_cls.body.body)
-        body.insert(init_index + 2, setstate)
-        new_cls = new_cls.with_changes(body=new_cls.body.with_changes(body=body))
-        return tree.module.deep_replace(cls, new_cls).code
+        return _reopen_on_unpickle(tree, cls, init, getstate, [(attr, expr)])
+    if derived or init_uses:
+        # __init__ reads the handle, or keeps objects taken from it: the worker
+        # reopens it, and takes them again, when it unpickles the dataset
+        opener = _cst.dotted(getattr(expr, "func", None)) or ""
+        if init_uses and opener.split(".")[-1] == "connect" and "sqlite3" in opener + "".join(
+                _imports_of(tree.module, "sqlite3")):
+            return _copy_database(tree, cls, init, attr, opener, derived)
+        if init_uses and not _reopenable(expr):
+            return None
+        rebuilt = [(attr, expr)]
+        for name, value in derived:
+            again = _rebuildable(value, init)
+            if again is None:
+                return None
+            rebuilt.append((name, again))
+        return _reopen_on_unpickle(tree, cls, init, getstate, rebuilt)
     opener = cst.parse_statement("if self.%s is None:\n    self.%s = %s\n" % (
         attr, attr, _cst.code(expr).strip()))
     new_methods = {}
@@ -109,12 +133,134 @@ def fix(source, finding, facts):
     return tree.module.deep_replace(cls, new_cls).code
 
 
-def _insert_after_init(cls, init, method):
+def _getstate(dropped):
+    lines = ["def __getstate__(self):", "    state = self.__dict__.copy()"]
+    lines += ["    state[%r] = None  # DLW108: each worker opens its own" % dropped[0]]
+    lines += ["    state[%r] = None  # taken from self.%s" % (d, dropped[0]) for d in dropped[1:]]
+    lines += ["    return state"]
+    return cst.parse_statement("\n".join(lines) + "\n").with_changes(
+        leading_lines=[cst.EmptyLine(indent=False)])
+
+
+def _reopen_on_unpickle(tree, cls, init, getstate, rebuilt):
+    lines = ["def __setstate__(self, state):", "    self.__dict__.update(state)"]
+    lines += ["    self.%s = %s" % (name, _cst.code(expr).strip()) for name, expr in rebuilt]
+    setstate = cst.parse_statement("\n".join(lines) + "\n").with_changes(
+        leading_lines=[cst.EmptyLine(indent=False)])
+    new_cls = _insert_after_init(cls, init, [getstate, setstate])
+    return tree.module.deep_replace(cls, new_cls).code
+
+
+def _imports_of(module, name):
+    """The names ``from NAME import ...`` binds in ``module``."""
+    found = []
+    for stmt in module.body:
+        if _cst.is_import(stmt):
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom) and _cst.dotted(small.module) == name \
+                        and not isinstance(small.names, cst.ImportStar):
+                    found += [a.name.value for a in small.names]
+    return found
+
+
+def _copy_database(tree, cls, init, attr, opener, derived):
+    """A sqlite database that __init__ filled travels as its bytes (``serialize``) and
+    every worker opens its own in-memory copy of it."""
+    dropped = [d for d, _ in derived]
+    lines = ["def __getstate__(self):", "    state = self.__dict__.copy()",
+             "    state[%r] = self.%s.serialize()  # DLW108: the database, as bytes"
+             % (attr, attr)]
+    lines += ["    state[%r] = None  # taken from self.%s" % (d, attr) for d in dropped]
+    lines += ["    return state"]
+    getstate = cst.parse_statement("\n".join(lines) + "\n").with_changes(
+        leading_lines=[cst.EmptyLine(indent=False)])
+    lines = ["def __setstate__(self, state):", "    self.__dict__.update(state)",
+             '    self.%s = %s(":memory:")  # each worker its own copy' % (attr, opener),
+             "    self.%s.deserialize(state[%r])" % (attr, attr)]
+    lines += ["    self.%s = %s" % (d, _cst.code(value).strip()) for d, value in derived]
+    setstate = cst.parse_statement("\n".join(lines) + "\n").with_changes(
+        leading_lines=[cst.EmptyLine(indent=False)])
+    new_cls = _insert_after_init(cls, init, [getstate, setstate])
+    return tree.module.deep_replace(cls, new_cls).code
+
+
+#: methods of a handle that give another handle on the same open file or connection
+_HANDLE_METHODS = ("cursor", "get", "open", "require_dataset", "require_group", "begin")
+#: openers whose handle holds what __init__ put into it: reopening would lose it
+_STATEFUL = ("sqlite3.connect", "connect")
+
+
+def _root_attr(expr):
+    """``h5`` for ``self.h5["x"]``, ``self.h5.x`` or ``self.db.cursor()``, else None."""
+    if isinstance(expr, cst.Subscript):
+        inner = expr.value
+    elif isinstance(expr, cst.Attribute):
+        inner = expr.value
+    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value in _HANDLE_METHODS:
+        inner = expr.func.value
+    else:
+        return None
+    if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name) \
+            and inner.value.value == "self":
+        return inner.attr.value
+    return None
+
+
+def _assignments(init, attr):
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            return node is init
+
+        def visit_Assign(self, node):
+            if len(node.targets) == 1 and _self_attr(node.targets[0].target, attr):
+                found.append(node)
+    init.visit(Find())
+    return found
+
+
+def _derived(init, attr, named):
+    """(name, value) of the attributes __init__ takes from the handle as objects of the
+    same kind (``self.tokens = self.h5["tokens"]``), plus those in ``named``."""
+    found = []
+    for stmt in init.body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            continue
+        small = stmt.body[0]
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            continue
+        target = small.targets[0].target
+        if not (isinstance(target, cst.Attribute) and _cst.dotted(target.value) == "self"):
+            continue
+        name = target.attr.value
+        if name != attr and (_root_attr(small.value) == attr or (
+                name in named and _uses(small.value, attr))):
+            found.append((name, small.value))
+    return found
+
+
+def _reopenable(expr):
+    """An opener that gives the same contents again: not a connection (its database may
+    be in memory or filled by __init__), not a file opened for writing."""
+    if not isinstance(expr, cst.Call):
+        return False
+    if (_cst.dotted(expr.func) or "").split(".")[-1] in _STATEFUL:
+        return False
+    for arg in expr.args:
+        if isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value in (
+                "w", "a", "x", "r+", "w+", "a+", "wb", "ab", "r+b", "w-"):
+            return False
+    return True
+
+
+def _insert_after_init(cls, init, methods):
     body = []
     for stmt in cls.body.body:
         body.append(stmt)
         if stmt is init:
-            body.append(method)
+            body.extend(methods)
     return cls.with_changes(body=cls.body.with_changes(body=body))
 
 
@@ -243,5 +389,108 @@ class Rows(Dataset):
 
 if __name__ == "__main__":
     print(list(DataLoader(Rows("rows.db"), num_workers=2)))
+'''),
+    ('''\
+import h5py
+from torch.utils.data import DataLoader, Dataset
+
+
+class Tokens(Dataset):
+    def __init__(self, path):
+        self.path = path
+        self.h5 = h5py.File(path, "r")
+        self.tokens = self.h5["tokens"]
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def __getitem__(self, i):
+        return self.tokens[i]
+
+
+def main(path):
+    return DataLoader(Tokens(path), num_workers=2)
+''', '''\
+import h5py
+from torch.utils.data import DataLoader, Dataset
+
+
+class Tokens(Dataset):
+    def __init__(self, path):
+        self.path = path
+        self.h5 = h5py.File(path, "r")
+        self.tokens = self.h5["tokens"]
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state['h5'] = None  # DLW108: each worker opens its own
+        state['tokens'] = None  # taken from self.h5
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.h5 = h5py.File(self.path, "r")
+        self.tokens = self.h5["tokens"]
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def __getitem__(self, i):
+        return self.tokens[i]
+
+
+def main(path):
+    return DataLoader(Tokens(path), num_workers=2)
+'''),
+    ('''\
+import sqlite3
+
+from torch.utils.data import DataLoader, Dataset
+
+
+class Rows(Dataset):
+    def __init__(self):
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("create table t (id integer, x real)")
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return self.db.execute("select x from t where id = ?", (i,)).fetchone()
+
+
+def main():
+    return DataLoader(Rows(), num_workers=2)
+''', '''\
+import sqlite3
+
+from torch.utils.data import DataLoader, Dataset
+
+
+class Rows(Dataset):
+    def __init__(self):
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("create table t (id integer, x real)")
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state['db'] = self.db.serialize()  # DLW108: the database, as bytes
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.db = sqlite3.connect(":memory:")  # each worker its own copy
+        self.db.deserialize(state['db'])
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return self.db.execute("select x from t where id = ?", (i,)).fetchone()
+
+
+def main():
+    return DataLoader(Rows(), num_workers=2)
 '''),
 )

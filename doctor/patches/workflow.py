@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 from doctor.patches import fixed_source, unified_diff, write
+from doctor.patches.rounds import MAX_ROUNDS, Rounds, converge, requests_for
 
 _GIB = 1024 ** 3
 #: batches per loader in the re-run beyond those the first run delivered before it
@@ -89,10 +90,25 @@ def propose(ev, diagnoses, start_method="spawn", cwd=None):
                 raise
             after = None
         if after is None:
+            after = _from_evidence(ev, diag, before, start_method, cwd)
+        if after is None:
             continue
         diag.patch = unified_diff(rel.replace(os.sep, "/"), before, after)
         proposals.append(Proposal(diag, diag.path, before, after))
     return proposals
+
+
+def _from_evidence(ev, diag, before, start_method, cwd):
+    """The diagnosis' file fixed at the sites the run named for its code, or None."""
+    from doctor.patches.combine import fix_file
+
+    path = os.path.abspath(diag.path)
+    asked = [r for r in requests_for(ev, [diag], cwd)
+             if r.code == diag.code and r.path == path]
+    if not any(r.site is not None for r in asked):
+        return None
+    fixed = fix_file(path, before, asked, start_method)
+    return fixed.after if fixed.changed else None
 
 
 def static_patches(ev, start_method="spawn"):
@@ -218,29 +234,76 @@ def verify_batches(ev, max_batches=None):
 
 
 def run_all(ev, diagnoses, target=None, start_method="spawn", do_verify=False,
-            do_apply=False, force=False, out=None, max_batches=None, timeout=None):
-    """The CLI's one call: propose, then verify and apply as asked; one line per write."""
+            do_apply=False, force=False, out=None, max_batches=None, timeout=None,
+            max_rounds=MAX_ROUNDS):
+    """The CLI's one call: each diagnosis' own patch, then the combined fix of them all
+    (re-run in rounds with --verify and --apply, then written with --apply)."""
     out = out or sys.stderr
     proposals = propose(ev, diagnoses, start_method)
     if do_verify or (do_apply and not force):
-        for proposal in proposals:
-            verify(proposal, target, start_method, verify_batches(ev, max_batches),
-                   timeout or VERIFY_TIMEOUT_S)
+        rounds = converge(ev, diagnoses, target, start_method, max_rounds,
+                          verify_batches(ev, max_batches), timeout or VERIFY_TIMEOUT_S)
+        _note_rounds(rounds, diagnoses, start_method, verify_batches(ev, max_batches),
+                     timeout or VERIFY_TIMEOUT_S)
+    else:
+        rounds = Rounds()
+        rounds.fix(ev, diagnoses, start_method)
+    if ev is not None and rounds.files:
+        ev.fix = rounds.to_json()
     failed = False
     if do_apply:
-        for proposal in proposals:
+        for path, fixed in sorted(rounds.files.items()):
+            if not fixed.changed:
+                continue
+            shown = relative_path(path)
+            codes = sorted({d.code for d in diagnoses if d.path
+                            and os.path.abspath(d.path) == path} or {"combined"})
+            combined = Proposal(_CombinedFix("+".join(codes), rounds.passed), shown,
+                                fixed.before, fixed.after)
             try:
-                backup = apply(proposal, force)
+                backup = apply(combined, force)
             except ApplyError as exc:
                 print("doctor: %s" % exc, file=out)
                 failed = True
                 continue
             except OSError as exc:
-                print("doctor: not written: %s: %s" % (proposal.path, exc.strerror or exc),
-                      file=out)
+                print("doctor: not written: %s: %s" % (shown, exc.strerror or exc), file=out)
                 failed = True
                 continue
-            proposal.diag.evidence.append("patch written to %s; the original is kept in %s"
-                                          % (proposal.path, backup))
-            print("doctor: wrote %s (backup: %s)" % (proposal.path, backup), file=out)
+            for diag in diagnoses:
+                if diag.path and os.path.abspath(diag.path) == path:
+                    diag.evidence.append("patch written to %s; the original is kept in %s"
+                                         % (shown, backup))
+            print("doctor: wrote %s (backup: %s)" % (shown, backup), file=out)
     return proposals, failed
+
+
+class _CombinedFix:
+    """What :func:`apply` reads of a diagnosis, for the combined fix of one file."""
+
+    def __init__(self, code, verified):
+        self.code, self.verified = code, verified
+
+
+def relative_path(path):
+    rel = os.path.relpath(path)
+    return path if rel.startswith(os.pardir) else rel
+
+
+def _note_rounds(rounds, diagnoses, start_method, max_batches, timeout):
+    """Each diagnosis: verified by the last re-run of the combined fix, and what it showed."""
+    if rounds.last is None:
+        return
+    ev, found = rounds.last
+    codes = sorted({d.code for d in found if d.confidence == "certain"})
+    for diag in diagnoses:
+        gone = diag.code not in codes
+        diag.verified = bool(rounds.passed and gone)
+        diag.evidence.append(
+            "re-run of the patched copy under %s (--max-batches %d, --timeout %gs) after "
+            "%d round(s) of the combined fix: outcome %s, exit code %s, %d batch(es); %s%s" % (
+                start_method, max_batches, timeout,
+                sum(1 for r in rounds.rounds if r["fixed"]), ev.outcome,
+                ev.exit_code, ev.hints.get("batches", 0),
+                "%s is gone" % diag.code if gone else "%s is still there" % diag.code,
+                "; now diagnosed: %s" % ", ".join(codes) if codes else ""))
