@@ -3,9 +3,9 @@ place, without running anything (like ``ruff check --fix``)."""
 import os
 import sys
 
-from doctor.patches import CODES, maker
+from doctor.patches import CODES, maker, write
 from doctor.patches.combine import Request, fix_file
-from doctor.patches.workflow import relative_path, under_cwd, write_atomic
+from doctor.patches.workflow import relative_path, under_cwd
 
 
 def fix_files(paths, start_method="spawn", out=None):
@@ -22,7 +22,7 @@ def fix_files(paths, start_method="spawn", out=None):
         if not asked:
             continue
         if not under_cwd(path):
-            print("doctor: %s lies outside the working directory; not written"
+            print("doctor: not written: %s lies outside the working directory"
                   % relative_path(path), file=out)
             continue
         with open(path, "r", encoding="utf-8", newline="") as handle:
@@ -30,12 +30,16 @@ def fix_files(paths, start_method="spawn", out=None):
         fixed = fix_file(path, before, asked, start_method)
         if not fixed.changed:
             continue
-        try:
-            write_atomic(path, fixed.after)
+        try:  # the same safe write as --apply: links, owner, mode, read-only, edits meanwhile
+            backup = write.replace_checked(path, before, fixed.after)
+        except write.NotWritten as exc:
+            print("doctor: %s" % exc, file=out)
+            continue
         except OSError as exc:
-            print("doctor: %s: not written: %s" % (relative_path(path), exc), file=out)
+            print("doctor: not written: %s: %s" % (relative_path(path), exc.strerror or exc),
+                  file=out)
             continue
         written += 1
-        print("doctor: fixed %s: %s" % (relative_path(path), "; ".join(fixed.steps)),
-              file=out)
+        print("doctor: fixed %s: %s (backup: %s)" % (relative_path(path), "; ".join(fixed.steps),
+                                                     relative_path(backup)), file=out)
     return written
