@@ -59,7 +59,8 @@ def _artifact(path):
 
 
 def _code_point_column(path, line, byte_column, cache):
-    """ast gives UTF-8 byte columns; SARIF's ``unicodeCodePoints`` counts characters."""
+    """ast (and flake8) count UTF-8 bytes; SARIF's ``unicodeCodePoints`` and GitHub's
+    annotations count characters."""
     if path not in cache:
         try:
             with open(path, "rb") as handle:
@@ -122,9 +123,11 @@ def _escape_property(text):
 def github_text(findings):
     """One workflow command per finding: ``::error file=..,line=..,col=..,title=CODE::text``."""
     out = []
+    cache = {}
     for finding in findings:
         rule = RULES[finding["code"]]
+        column = _code_point_column(finding["path"], finding["line"], finding["col"], cache)
         out.append("::%s file=%s,line=%d,col=%d,title=%s::%s\n" % (
-            level(rule), _escape_property(finding["path"]), finding["line"], finding["col"],
+            level(rule), _escape_property(finding["path"]), finding["line"], column,
             _escape_property(rule.code), _escape_data(finding["text"])))
     return "".join(out)

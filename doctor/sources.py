@@ -36,7 +36,7 @@ def python_files(paths, exclude=DEFAULT_EXCLUDE):
             continue
         for root, dirs, files in os.walk(path):
             dirs[:] = sorted(d for d in dirs if not excluded(os.path.join(root, d), exclude))
-            found += [(os.path.join(root, f), False) for f in sorted(files)
+            found += [(os.path.normpath(os.path.join(root, f)), False) for f in sorted(files)
                       if f.endswith(".py") and not excluded(os.path.join(root, f), exclude)]
     return found
 
