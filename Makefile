@@ -22,6 +22,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/analysis_cost.py
 	$(BIN)/python bench/doctor_bench.py
 	$(BIN)/python bench/explain_bench.py
+	$(BIN)/python bench/fixture_bench.py
 
 docs: $(BIN)/.installed
 	$(BIN)/python scripts/gen_docs.py

@@ -14,7 +14,11 @@ object at fault, never with a multiprocessing traceback.  It also reports an
 generators on the dataset that draw the same numbers in every worker (DLW111).
 The workers are always ended, and checked to be gone, before ``check`` returns.
 
-``--dlw-start-method`` runs every ``check`` under another start method.
+Spawn workers come from one warm interpreter per test process
+(``flake8_dlworker.warm_workers``): it has imported torch, forks each worker, and the
+worker then prepares and unpickles exactly as a spawned one.  ``--dlw-fresh-workers``
+spawns new interpreters instead; ``--dlw-start-method`` runs every ``check`` under
+another start method.
 Importing this module imports neither torch nor psutil: pytest loads it in
 every session of an environment where the package is installed.
 """
