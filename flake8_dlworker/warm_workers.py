@@ -5,7 +5,7 @@ itself as spawn prescribes (the parent's ``sys.path`` and working directory, the
 module re-imported as ``__mp_main__``) and unpickles what the loader sends it.  The
 ``dataloader_doctor`` fixture keeps that whole path but the first step: one private
 fork server, started once per test process as a fresh interpreter (exec, not a fork of
-the tests) that imports torch and numpy and nothing else, forks each worker, and the
+the tests) that imports torch, numpy and pytest and nothing else, forks each worker, and the
 worker then runs multiprocessing's own spawn preparation and unpickling.  So a worker
 still receives everything by pickle and still finds only what a fresh process can
 import; what it does not redo is importing torch.
@@ -23,8 +23,8 @@ import threading
 from multiprocessing import context, forkserver, popen_forkserver, process, reduction
 from multiprocessing import resource_tracker, spawn, util
 
-#: imported once by the server, never by the workers it forks
-PRELOAD = ("numpy", "torch")
+#: imported once by the server (those the tests have imported), never by its workers
+PRELOAD = ("numpy", "torch", "pytest")
 #: set by pytest for each test phase: a change of it alone keeps the server
 _VOLATILE = ("PYTEST_CURRENT_TEST",)
 
