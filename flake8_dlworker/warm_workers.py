@@ -57,8 +57,9 @@ class _Server(forkserver.ForkServer):
     def log_since(self, offset):
         """What the server and its workers wrote to stderr from ``offset`` on."""
         size = self.log_size()
-        return os.pread(self.log.fileno(), max(0, size - offset), offset) if size > offset \
-            else b""
+        if size <= offset:
+            return b""
+        return os.pread(self.log.fileno(), size - offset, offset)
 
 
 _lock = threading.Lock()
