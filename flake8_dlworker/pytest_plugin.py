@@ -189,10 +189,11 @@ class _Check:
         from flake8_dlworker.testing import WorkerRandomProbe
 
         if self.warm:
-            from flake8_dlworker.warm_workers import WarmContext
+            from flake8_dlworker.warm_workers import WarmContext, start
 
+            start()  # once per session: not charged to this check's timeout
+            self.deadline = time.monotonic() + self.timeout
             ctx = WarmContext()
-            _warm_server().ensure_running()
         else:
             ctx = multiprocessing.get_context(self.method)
         if self.method == "forkserver":

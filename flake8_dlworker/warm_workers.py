@@ -5,15 +5,15 @@ itself as spawn prescribes (the parent's ``sys.path`` and working directory, the
 module re-imported as ``__mp_main__``) and unpickles what the loader sends it.  The
 ``dataloader_doctor`` fixture keeps that whole path but the first step: one private
 fork server, started once per test process as a fresh interpreter (exec, not a fork of
-the tests) that imports torch, numpy and pytest and nothing else, forks each worker, and the
-worker then runs multiprocessing's own spawn preparation and unpickling.  So a worker
-still receives everything by pickle and still finds only what a fresh process can
-import; what it does not redo is importing torch.
+the tests) that imports torch, numpy and pytest and nothing else, forks each worker,
+and the worker then runs multiprocessing's own spawn preparation and unpickling.  So a
+worker still receives everything by pickle and still finds only what a fresh process
+can import; what it does not redo is those imports.
 
-The server's standard error is a file the fixture reads, so each check still sees
-what its workers printed.  The server is restarted when ``os.environ`` changes (a
-spawned worker would see the new environment; pytest's own ``PYTEST_CURRENT_TEST``
-aside), and ends with the test process.
+The server is started before the first check's timeout runs.  Its standard error is a
+file the fixture reads, so each check still sees what its workers printed.  It is
+restarted when ``os.environ`` changes (a spawned worker would see the new environment;
+pytest's own ``PYTEST_CURRENT_TEST`` aside), and ends with the test process.
 """
 import io
 import os
@@ -106,3 +106,18 @@ class WarmContext(context.BaseContext):
     """A multiprocessing context whose processes come from the warm server."""
     _name = "forkserver"
     Process = WarmProcess
+
+
+def _nothing():
+    pass
+
+
+def start():
+    """Start the server, if needed, and wait until it forks: its imports are done.
+
+    The fixture calls this before a check's timeout starts to run, so the first
+    check of a session is not charged with importing torch in the server.
+    """
+    proc = WarmContext().Process(target=_nothing, daemon=True)
+    proc.start()  # returns once the server, its imports done, has forked the process
+    proc.join()
