@@ -35,9 +35,13 @@ class _Server(forkserver.ForkServer):
         self.log = tempfile.TemporaryFile()  # the server's and its workers' stderr
         self.environ = None
 
+    def started(self):
+        """True when the server was started for the current environment."""
+        return self._forkserver_pid is not None and self.environ == _environ()
+
     def ensure_running(self):
         with _lock:
-            environ = {k: v for k, v in os.environ.items() if k not in _VOLATILE}
+            environ = _environ()
             if self.environ is not None and environ != self.environ:
                 self._stop()
             self.environ = environ
@@ -60,6 +64,10 @@ class _Server(forkserver.ForkServer):
         if size <= offset:
             return b""
         return os.pread(self.log.fileno(), size - offset, offset)
+
+
+def _environ():
+    return {k: v for k, v in os.environ.items() if k not in _VOLATILE}
 
 
 _lock = threading.Lock()
@@ -118,6 +126,8 @@ def start():
     The fixture calls this before a check's timeout starts to run, so the first
     check of a session is not charged with importing torch in the server.
     """
+    if server().started():
+        return
     proc = WarmContext().Process(target=_nothing, daemon=True)
     proc.start()  # returns once the server, its imports done, has forked the process
     proc.join()
