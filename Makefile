@@ -23,6 +23,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/large_module.py
 	$(BIN)/python bench/doctor_bench.py
 	$(BIN)/python bench/explain_bench.py
+	$(BIN)/python bench/fixture_bench.py
 
 docs: $(BIN)/.installed
 	$(BIN)/python scripts/gen_docs.py

@@ -16,6 +16,7 @@ from doctor.diagnose import diagnose
 from doctor.evidence import Evidence
 
 START_METHODS = ("spawn", "forkserver", "fork")
+CHECK_FORMATS = ("text", "json", "sarif", "github")
 #: run options that take a value, for splitting the doctor's options from the script's
 _VALUED = ("--start-method", "--timeout", "--max-batches", "--max-rounds")
 
@@ -29,6 +30,7 @@ cause of a crash with the evidence it rests on.
   python -m doctor -m mypkg.train             run a module, like python -m
   python -m doctor explain crash.log          diagnose a saved log (- for stdin)
   python -m doctor check train.py             static findings only
+  python -m doctor check --format sarif src/  the same for CI: sarif, github, json
 
 Exit status: 0 nothing found, 1 diagnoses found (a crash the doctor cannot explain
 counts), 2 bad usage or input, 3 the doctor itself failed, 128+N when the doctor was
@@ -116,11 +118,28 @@ def explain_parser():
 
 
 def check_parser():
+    from doctor.sources import DEFAULT_EXCLUDE, patterns
+
     parser = _Parser(prog="python -m doctor check",
-                     description="Static findings only, in the doctor's report format.")
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files to check")
+                     description="Static findings only, in the doctor's report format or, "
+                                 "for CI, as SARIF or GitHub workflow commands.")
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="Python files, or directories to search for *.py files")
     parser.add_argument("--start-method", choices=START_METHODS, default="spawn")
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    parser.add_argument("--format", choices=CHECK_FORMATS, default="text",
+                        help="text: the doctor's report (default); json: its JSON object; "
+                             "sarif: a SARIF 2.1.0 log of every finding (code scanning); "
+                             "github: one GitHub Actions ::error command per finding")
+    parser.add_argument("--json", dest="format", action="store_const", const="json",
+                        help="the same as --format json")
+    parser.add_argument("--exit-zero", action="store_true",
+                        help="exit 0 even when there are findings (2 and 3 still mean errors)")
+    parser.add_argument("--exclude", type=patterns, default=DEFAULT_EXCLUDE,
+                        metavar="PATTERNS",
+                        help="comma-separated globs of folders and files to skip in "
+                             "directories (default: %s)" % ",".join(DEFAULT_EXCLUDE))
+    parser.add_argument("--extend-exclude", type=patterns, default=(), metavar="PATTERNS",
+                        help="globs to skip besides --exclude's")
     parser.add_argument("--diff", action="store_true",
                         help="print only the findings' patches, as one unified diff")
     parser.add_argument("--fix", action="store_true",
@@ -316,17 +335,33 @@ def cmd_explain(options):
 
 
 def cmd_check(options):
-    from doctor.static import static_findings
+    from doctor import sources
 
-    for path in options.paths:
-        check_script(path)
+    files = sources.python_files(options.paths, options.exclude + options.extend_exclude)
+    for path, named in files:
+        if named:
+            check_script(path)
     if options.fix:
         from doctor.patches.fix_static import fix_files
-        fix_files(options.paths, options.start_method)
+        fix_files([path for path, _named in files], options.start_method)
     ev = Evidence(source="check", target=" ".join(options.paths),
                   start_method=options.start_method, outcome="passed")
-    for path in options.paths:
-        ev.static.extend(static_findings(path, options.start_method))
+    for found, problem in sources.collect(files, options.start_method):
+        if problem:
+            print("doctor: warning: %s (skipped)" % problem, file=sys.stderr)
+        ev.static.extend(found)
+    status = _check_output(ev, options)
+    return 0 if options.exit_zero else status
+
+
+def _check_output(ev, options):
+    if options.format in ("sarif", "github") and not options.diff:
+        from doctor import formats
+
+        render = formats.sarif_text if options.format == "sarif" else formats.github_text
+        sys.stdout.write(render(ev.static))
+        sys.stdout.flush()
+        return 1 if ev.static else 0
     diagnoses = diagnose(ev)
     # patches, proposed only: check runs nothing and writes nothing (doctor.patches)
     from doctor.patches.workflow import propose
@@ -336,4 +371,4 @@ def cmd_check(options):
         sys.stdout.write("".join(static_patches(ev, options.start_method)))
         sys.stdout.flush()
         return 1 if diagnoses else 0
-    return _report(ev, diagnoses, options.json)
+    return _report(ev, diagnoses, options.format == "json")

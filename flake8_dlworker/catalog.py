@@ -36,6 +36,9 @@ class Rule(NamedTuple):
 
 RULES = {}  # code -> Rule, filled below in code order
 
+#: the published docs/rules.md; each rule's section is at ``#`` + its code in lower case
+RULES_DOC_URL = "https://github.com/flake8-dlworker/flake8-dlworker/blob/main/docs/rules.md"
+
 
 def _add(rule):
     # the doc's Example / Use instead are the first INVALID / VALID example, not a copy

@@ -14,7 +14,11 @@ object at fault, never with a multiprocessing traceback.  It also reports an
 generators on the dataset that draw the same numbers in every worker (DLW111).
 The workers are always ended, and checked to be gone, before ``check`` returns.
 
-``--dlw-start-method`` runs every ``check`` under another start method.
+Spawn workers come from one warm interpreter per test process
+(``flake8_dlworker.warm_workers``): it has imported torch, forks each worker, and the
+worker then prepares and unpickles exactly as a spawned one.  ``--dlw-fresh-workers``
+spawns new interpreters instead; ``--dlw-start-method`` runs every ``check`` under
+another start method.
 Importing this module imports neither torch nor psutil: pytest loads it in
 every session of an environment where the package is installed.
 """
@@ -43,12 +47,19 @@ def pytest_addoption(parser):
         "--dlw-start-method", dest="dlw_start_method", choices=START_METHODS, default=None,
         help="run every dataloader_doctor.check under this start method, whatever the "
              "test asks (spawn: Windows and macOS; forkserver: Linux from Python 3.14)")
+    group.addoption(
+        "--dlw-fresh-workers", dest="dlw_fresh_workers", action="store_true",
+        help="start every spawn check's workers as new interpreters that import torch "
+             "themselves (slower); by default they are forked from one interpreter that "
+             "has imported torch and nothing of the tests, then prepared as spawn prepares "
+             "them")
 
 
 @pytest.fixture
 def dataloader_doctor(request):
     """Runs DataLoaders in real worker processes: ``dataloader_doctor.check(loader)``."""
-    return DataLoaderDoctor(request.config.getoption("dlw_start_method"))
+    return DataLoaderDoctor(request.config.getoption("dlw_start_method"),
+                            fresh_workers=request.config.getoption("dlw_fresh_workers"))
 
 
 class CheckReport:
@@ -66,8 +77,9 @@ class CheckReport:
 
 
 class DataLoaderDoctor:
-    def __init__(self, forced_start_method=None):
+    def __init__(self, forced_start_method=None, fresh_workers=False):
         self.forced_start_method = forced_start_method
+        self.fresh_workers = fresh_workers
 
     def check(self, loader, start_method="spawn", batches=1, timeout=60):
         """Run ``batches`` batches of a copy of ``loader`` in ``start_method`` workers.
@@ -92,7 +104,8 @@ class DataLoaderDoctor:
 
         if method not in multiprocessing.get_all_start_methods():
             pytest.skip("start method %r is not available on this platform" % method)
-        problem, report = _Check(loader, method, batches, timeout).run()
+        warm = method == "spawn" and not self.fresh_workers and _warm_server() is not None
+        problem, report = _Check(loader, method, batches, timeout, warm).run()
         if problem is not None:
             pytest.fail(problem, pytrace=False)
         return report
@@ -113,9 +126,10 @@ class _Problem(Exception):
 
 
 class _Check:
-    def __init__(self, loader, method, batches, timeout):
+    def __init__(self, loader, method, batches, timeout, warm=False):
         self.loader = loader
         self.method = method
+        self.warm = warm  # spawn workers forked from the warm server (warm_workers)
         self.batches = max(1, int(batches))
         self.timeout = float(timeout)
         self.deadline = time.monotonic() + self.timeout
@@ -174,7 +188,14 @@ class _Check:
 
         from flake8_dlworker.testing import WorkerRandomProbe
 
-        ctx = multiprocessing.get_context(self.method)
+        if self.warm:
+            from flake8_dlworker.warm_workers import WarmContext, start
+
+            start()  # once per session: not charged to this check's timeout
+            self.deadline = time.monotonic() + self.timeout
+            ctx = WarmContext()
+        else:
+            ctx = multiprocessing.get_context(self.method)
         if self.method == "forkserver":
             # started now, not while stderr is redirected below
             from multiprocessing import forkserver
@@ -243,7 +264,7 @@ class _Check:
         return self.batches
 
     def _capture_worker_stderr(self):
-        return _WorkerStderr(self)
+        return _ServerStderr(self) if self.warm else _WorkerStderr(self)
 
     def _stderr_text(self):
         if self.stderr_file is None:
@@ -446,6 +467,44 @@ class _WorkerStderr:
             os.dup2(self.saved, 2)
             os.close(self.saved)
         return False
+
+
+class _ServerStderr:
+    """For warm workers: what the warm server's stderr gained since the workers started.
+
+    Stands in for ``_WorkerStderr``'s file: ``seek(0)`` and ``read()`` give that part.
+    """
+
+    def __init__(self, check):
+        self.check = check
+        self.server = _warm_server()
+        self.start = None
+
+    def __enter__(self):
+        self.start = self.server.log_size()
+        self.check.stderr_file = self
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def seek(self, offset):
+        pass
+
+    def read(self):
+        return self.server.log_since(self.start)
+
+    def close(self):
+        pass
+
+
+def _warm_server():
+    """The warm fork server (flake8_dlworker.warm_workers), or None where there is none."""
+    try:
+        from flake8_dlworker import warm_workers
+    except ImportError:  # no file descriptor passing (Windows)
+        return None
+    return warm_workers.server()
 
 
 class _Deadline:

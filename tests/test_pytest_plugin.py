@@ -316,6 +316,9 @@ STARTS_WORKERS = {"test_good_map_dataset": 2, "test_good_sharded_stream_and_rese
                   "test_rng_on_dataset": 2, "test_worker_raises": 1, "test_worker_hangs": 1,
                   "test_worker_cannot_unpickle": 1}
 
+#: the command line of a worker forked by the warm server (flake8_dlworker.warm_workers)
+WARM_WORKER = "multiprocessing.forkserver import main"
+
 HEADER = re.compile(r"^_{3,} (test_\w+) _{3,}$")
 
 
@@ -424,12 +427,93 @@ def test_spawn_checks_pass_and_fail_with_code_and_path(pytester):
     assert sorted(records) == sorted(EXPECTED)
     for name, record in records.items():
         workers = record["seen"].values()
-        if name in STARTS_WORKERS:  # real spawned children
+        if name in STARTS_WORKERS:  # real children, forked by the warm server
             assert len(workers) >= STARTS_WORKERS[name], (name, record)
-            assert all("multiprocessing.spawn import spawn_main" in cmd
-                       for _, cmd in workers), (name, record)
+            # a quick worker may be sampled only as it exits, when its command line is empty
+            known = [cmd for _, cmd in workers if cmd]
+            assert known and all(WARM_WORKER in cmd for cmd in known), (name, record)
         elif "fork" not in name:  # refused by the pickle probe before any worker started
             assert record["seen"] == {}, (name, record)
+    _assert_no_process_left(records.values())
+
+
+WARM_TESTS = '''
+import os
+import sys
+
+import psutil
+from torch.utils.data import DataLoader, Dataset
+
+import loaders
+
+
+class WhatTheWorkerSees(Dataset):
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, i):
+        return {"mark": getattr(loaders, "MARK", "fresh"), "env": os.environ.get("DLW_ENV"),
+                "parent": os.getppid(), "mp_main": "__mp_main__" in sys.modules}
+
+
+def _seen(dataloader_doctor):
+    report = dataloader_doctor.check(DataLoader(WhatTheWorkerSees(), batch_size=None,
+                                                num_workers=1))
+    return report.batches[0]
+
+
+def test_state_of_the_tests_does_not_reach_the_workers(dataloader_doctor):
+    loaders.MARK = "set in the test process"  # a forked worker would inherit it
+    first, second = _seen(dataloader_doctor), _seen(dataloader_doctor)
+    assert first["mark"] == second["mark"] == "fresh"
+    assert first["mp_main"]  # prepared as spawn prepares a worker
+    # both checks' workers were forked by the same server, not by this process
+    assert first["parent"] == second["parent"] != os.getpid()
+    assert "multiprocessing.forkserver import main" in " ".join(
+        psutil.Process(first["parent"]).cmdline())
+
+
+def test_environment_reaches_the_workers(dataloader_doctor, monkeypatch):
+    monkeypatch.setenv("DLW_ENV", "set after the server started")
+    assert _seen(dataloader_doctor)["env"] == "set after the server started"
+'''
+
+
+def test_warm_workers_start_clean_and_see_the_environment(pytester):
+    _write_project(pytester, WARM_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(passed=2)
+    _assert_no_process_left(_records(pytester))
+
+
+FRESH_TESTS = '''
+from torch.utils.data import DataLoader
+
+from loaders import Compose, Lambda, Squares, double
+
+
+def test_good(dataloader_doctor):
+    report = dataloader_doctor.check(DataLoader(Squares(Compose([double])), num_workers=1))
+    assert report.start_method == "spawn" and len(report.worker_pids) == 1
+
+
+def test_lambda(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Squares(Lambda(lambda x: x)), num_workers=1))
+'''
+
+
+def test_fresh_workers_option_spawns_new_interpreters(pytester):
+    _write_project(pytester, FRESH_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--dlw-fresh-workers",
+                                           timeout=300)
+    result.assert_outcomes(passed=1, failed=1)
+    section = _sections(result.stdout.lines)["test_lambda"]
+    assert section[0] == "DLW102 %s (start method: spawn)" % RULES["DLW102"].title
+    records = {r["test"]: r for r in _records(pytester)}
+    workers = records["test_good"]["seen"].values()
+    assert workers and all("multiprocessing.spawn import spawn_main" in cmd
+                           for _, cmd in workers), workers
+    assert records["test_lambda"]["seen"] == {}
     _assert_no_process_left(records.values())
 
 
@@ -524,8 +608,8 @@ def test_ctrl_c_during_a_check_ends_its_workers(pytester):
         while len(workers) < 2:  # both spawned, then stuck in __getitem__
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.2)
-            workers = [p for p in runner.children(recursive=True)
-                       if "spawn_main" in " ".join(p.cmdline())]
+            workers = [p for p in runner.children(recursive=True)  # not the server
+                       if WARM_WORKER in " ".join(p.cmdline()) and p.ppid() != proc.pid]
         time.sleep(3)
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
