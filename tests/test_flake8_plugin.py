@@ -255,3 +255,40 @@ def test_dataset_state_and_worker_code_in_a_sibling_module(tmp_path):
     fork = flake8(tmp_path / "train.py", "--dlw-start-method", "fork").stdout
     assert [line.split(": ", 1)[1].split()[0] for line in fork.splitlines()] == [
         "DLW107", "DLW111", "DLW109"]
+
+
+# -- editors: flake8 reads the unsaved buffer on stdin and names it --stdin-display-name
+
+EDITOR_FORMATS = {
+    # the VS Code Flake8 extension's format: row, column, severity letter, code: text
+    "vscode": ["--format=%(row)d,%(col)d,%(code).1s,%(code)s:%(text)s"],
+    # ALE (vim) and most LSP wrappers: flake8's default path:row:col: code text
+    "ale": ["--format=default"],
+}
+
+
+def test_editors_see_the_unsaved_buffer_through_stdin(tmp_path):
+    """The buffer differs from the file on disk (the lambda was just typed): the finding
+    comes from stdin, under the file's own name, and a sibling module beside that name
+    is followed as for a saved file."""
+    (tmp_path / "train.py").write_text("")  # on disk: still empty
+    (tmp_path / "data.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader
+
+
+        def run():
+            for batch in DataLoader(list(range(8)), num_workers=2):
+                pass
+    """))
+    buffer = UNGUARDED + "from data import run\n\nrun()\n"
+    seen = {}
+    for editor, options in EDITOR_FORMATS.items():
+        cmd = [sys.executable, "-m", "flake8", "--isolated", "--select", "DLW", *options,
+               "--stdin-display-name", str(tmp_path / "train.py"), "-"]
+        out = subprocess.run(cmd, input=buffer, capture_output=True, text=True, cwd=tmp_path)
+        assert out.returncode == 1, out.stderr
+        seen[editor] = out.stdout.splitlines()
+    assert seen["vscode"][0] == ("3,63,D,DLW102:lambda passed as collate_fn is not picklable "
+                                 "under spawn; define a module-level function")
+    assert seen["ale"][0].startswith("%s:3:63: DLW102 " % (tmp_path / "train.py"))
+    assert any(line.startswith("8,1,D,DLW101:") and "run()" in line for line in seen["vscode"])
