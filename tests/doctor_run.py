@@ -2,8 +2,10 @@
 no process behind: every process it started carries a token in its environment."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -24,12 +26,31 @@ def leftovers(token):
     return found
 
 
+def doctor_folders(folder):
+    """The doctor's own temporary folders (runs and verifying re-runs) in ``folder``."""
+    return [name for name in os.listdir(folder) if name.startswith(("dlw-doctor-", "dlw-verify-"))]
+
+
 def run_doctor(args, cwd, limit=600, env=None):
-    """(exit status, parsed JSON or None, stdout, stderr, leftover processes)."""
+    """(exit status, parsed JSON or None, stdout, stderr, leftover processes).
+
+    The doctor gets a temporary folder of its own (TMPDIR, a short path: torch makes Unix
+    sockets there), which must hold none of the doctor's folders afterwards."""
     token = uuid.uuid4().hex
     full_env = dict(os.environ, **(env or {}))
     full_env[TOKEN] = token
     full_env.pop("NO_COLOR", None)
+    own = not (env or {}).get("TMPDIR")
+    if own:
+        full_env["TMPDIR"] = tempfile.mkdtemp(prefix="dlw-t-")
+    try:
+        return _run(args, cwd, limit, full_env, token, full_env["TMPDIR"])
+    finally:
+        if own:
+            shutil.rmtree(full_env["TMPDIR"], ignore_errors=True)
+
+
+def _run(args, cwd, limit, full_env, token, temp):
     try:
         proc = subprocess.run([sys.executable, "-m", "doctor", *args], cwd=cwd, env=full_env,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -48,6 +69,8 @@ def run_doctor(args, cwd, limit=600, env=None):
             p.kill()
         except psutil.Error:
             pass
+    left_folders = doctor_folders(temp)
+    assert not left_folders, "the doctor left %s in %s" % (left_folders, temp)
     report = None
     if "--json" in args and proc.stdout.strip():
         report = json.loads(proc.stdout)
