@@ -26,7 +26,10 @@ FIXABLE = sorted(
                                         "DLW108", "DLW111")
     and p.name not in ("dlw108_local_handle.py", "dlw106_config_dict.py",
                        # its loader is found in a module beside it, which the copy lacks
-                       "dlw101_sibling_factory.py"))
+                       "dlw101_sibling_factory.py",
+                       # only the run sees its lambda: it is patched from the run's
+                       # evidence (tests/test_patches_rounds.py), not from a static finding
+                       "dlw102_transform_table.py"))
 #: crashing fixtures for which no safe patch exists: patch stays null
 UNFIXABLE = ["dlw104_pkg/__main__.py", "dlw108_local_handle.py", "dlw106_config_dict.py"]
 
@@ -119,7 +122,7 @@ def test_patched_fixtures_are_clean_for_their_code(patched):
 def test_patched_fixture_runs_under_spawn_and_needs_no_patch(patched, name):
     """The doctor re-runs it under spawn: it passes, and nothing is proposed."""
     run = subprocess.run(
-        [sys.executable, "-m", "doctor", "--json", "--max-batches", "1", "--timeout", "90",
+        [sys.executable, "-m", "doctor", "--json", "--max-batches", "1", "--timeout", "300",
          name], cwd=patched, capture_output=True, text=True, timeout=600,
         env=_env())
     report = json.loads(run.stdout)
