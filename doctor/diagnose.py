@@ -609,15 +609,16 @@ def dlw206(ev):
 
 def _stuck_at_timeout(ev, stuck):
     """DLW206 from a run ended by --timeout, only when the evidence shows a stuck loader:
-    it had workers, and none delivered a batch for STUCK_S before the end. A run whose
-    batches still flowed, or that had no workers, was simply cut short."""
-    if ev.outcome != "timeout" or ev.source != "run":
+    it had workers, none delivered a batch for STUCK_S before the end, and a stack shows
+    where one waits. A run whose batches still flowed, whose workers were still starting
+    (spawn re-imports everything each epoch), or that had no workers, was cut short."""
+    if ev.outcome != "timeout" or ev.source != "run" or stuck is None:
         return None
     idle = ev.hints.get("idle_s")
     with_workers = [loader for loader in ev.loaders if loader.get("pids")]
     if not with_workers or idle is None or idle < STUCK_S:
         return None
-    return Diagnosis("DLW206", "likely" if stuck is not None else "possible", [
+    return Diagnosis("DLW206", "likely", [
         "no DataLoader worker delivered a batch in the last %.0fs before the run was "
         "ended after %gs (--timeout); %d batches had come before" % (
             idle, ev.timeout_s or 0, ev.hints.get("batches", 0))])

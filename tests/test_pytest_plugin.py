@@ -315,8 +315,10 @@ EXPECTED = {
 #: the tests whose checks start spawned worker processes, and how many at least
 STARTS_WORKERS = {"test_good_map_dataset": 2, "test_good_sharded_stream_and_reseeded_rng": 4,
                   "test_unsharded_stream": 2,
-                  "test_rng_on_dataset": 2, "test_worker_raises": 1, "test_worker_hangs": 1,
-                  "test_worker_cannot_unpickle": 1}
+                  "test_rng_on_dataset": 2, "test_worker_raises": 1, "test_worker_hangs": 1}
+#: its worker dies as it starts, maybe before the sampler sees it: no count is asserted
+#: (its "exit code 1" in the report shows that a real worker ran)
+DIES_AT_ONCE = ("test_worker_cannot_unpickle",)
 
 #: the command line of a worker forked by the warm server (flake8_dlworker.warm_workers)
 WARM_WORKER = "multiprocessing.forkserver import main"
@@ -434,7 +436,8 @@ def test_spawn_checks_pass_and_fail_with_code_and_path(pytester):
             # a quick worker may be sampled only as it exits, when its command line is empty
             known = [cmd for _, cmd in workers if cmd]
             assert known and all(WARM_WORKER in cmd for cmd in known), (name, record)
-        elif "fork" not in name:  # refused by the pickle probe before any worker started
+        elif "fork" not in name and name not in DIES_AT_ONCE:
+            # refused by the pickle probe before any worker started
             assert record["seen"] == {}, (name, record)
     _assert_no_process_left(records.values())
 

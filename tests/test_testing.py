@@ -6,6 +6,7 @@ the one the culprit reports.  Objects that pickle in the parent but not in the w
 stderr must show the error the culprit predicted.
 """
 import functools
+import inspect
 import io
 import json
 import multiprocessing
@@ -135,6 +136,7 @@ def test_lambda_inside_a_compose_names_the_attribute_path():
     lambd = lambda x: x + 1  # noqa: E731
     dataset = Dataset(Compose([double, double, Lambda(lambd)]))
     culprit = find_unpicklable(dataset, "dataset")
+    source_line = open(HERE).read().splitlines()[line_of(lambd) - 1]
     assert culprit == Culprit(
         path="dataset.transform.transforms[2].lambd",
         type_name="function",
@@ -143,6 +145,11 @@ def test_lambda_inside_a_compose_names_the_attribute_path():
         file=HERE,
         line=line_of(lambd),
         error=spawn_start_error(dataset),
+        # the object that holds it, and the column of the lambda's body (for the patch)
+        owner="Lambda",
+        owner_file=HERE,
+        owner_line=inspect.getsourcelines(Lambda)[1],
+        col=source_line.index("x + 1"),
     )
     assert str(culprit) == "dataset.transform.transforms[2].lambd: %s (DLW102)" % culprit.what
     assert culprit.error == spawn_start_error(lambd)
