@@ -193,6 +193,20 @@ def test_verify_of_a_runtime_cause_goes_past_the_crash(tmp_path):
 
 # -- --apply never destroys work: links, owners, modes, read-only files, edits meanwhile
 
+#: apply the DLW102 patch to train.py; a refusal is the exit message (status 1)
+APPLY_OR_SAY_WHY = textwrap.dedent('''
+    import sys
+    from doctor.diagnose import Diagnosis
+    from doctor.patches import workflow
+    diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
+    (proposal,) = workflow.propose(None, [diag])
+    try:
+        workflow.apply(proposal, force=True)
+    except workflow.ApplyError as exc:
+        sys.exit(str(exc))
+''')
+
+
 def test_apply_through_a_symlink_patches_its_target_and_keeps_the_link(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "src").mkdir()
@@ -255,17 +269,7 @@ def test_apply_refuses_a_file_whose_owner_it_cannot_keep(tmp_path):
     proposal, before = _proposal(tmp_path)
     os.chmod(tmp_path / "train.py", 0o666)
     os.chown(tmp_path / "train.py", 65534, 65534)
-    script = textwrap.dedent('''
-        import sys
-        from doctor.diagnose import Diagnosis
-        from doctor.patches import workflow
-        diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
-        (proposal,) = workflow.propose(None, [diag])
-        try:
-            workflow.apply(proposal, force=True)
-        except workflow.ApplyError as exc:
-            sys.exit(str(exc))
-    ''')
+    script = APPLY_OR_SAY_WHY
     caps = "-chown,-fowner"
     proc = subprocess.run([setpriv, "--inh-caps=" + caps, "--bounding-set=" + caps,
                            sys.executable, "-c", script], cwd=tmp_path,
@@ -279,17 +283,7 @@ def test_apply_refuses_a_file_whose_owner_it_cannot_keep(tmp_path):
 def test_an_edit_made_while_the_patch_is_written_is_kept(tmp_path):
     """The user saves the file between the doctor's check and its replace: the edit
     stays, in the file, and the doctor says it did not write."""
-    script = textwrap.dedent('''
-        import sys
-        from doctor.diagnose import Diagnosis
-        from doctor.patches import workflow
-        diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
-        (proposal,) = workflow.propose(None, [diag])
-        try:
-            workflow.apply(proposal, force=True)
-        except workflow.ApplyError as exc:
-            sys.exit(str(exc))
-    ''')
+    script = APPLY_OR_SAY_WHY
     shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
     edited = (tmp_path / "train.py").read_text() + "# the user's edit\n"
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, text=True,
