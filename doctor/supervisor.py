@@ -350,13 +350,16 @@ class Run:
     def _workers(self, events):
         found = {}
         ids = {}
-        for e in events:
-            if e.get("event") == "worker_start":
+        stopped = False  # exits after the agent stopped the run (--max-batches) are its
+        for e in events:  # shutdown, not evidence
+            if e.get("event") == "stopped":
+                stopped = True
+            elif e.get("event") == "worker_start":
                 ids[e["pid"]] = e.get("worker_id")
             elif e.get("event") == "workers":
                 for pid in e["pids"]:
                     found.setdefault(pid, WorkerExit(pid=pid))
-            elif e.get("event") == "exit":
+            elif e.get("event") == "exit" and not stopped:
                 worker = found.setdefault(e["worker_pid"], WorkerExit(pid=e["worker_pid"]))
                 worker.exitcode = e.get("exitcode")
                 worker.signal = e.get("signal")

@@ -3,6 +3,7 @@ no process behind: every process it started carries a token in its environment."
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,27 @@ def leftovers(token):
         except psutil.Error:
             continue
     return found
+
+
+def end_leftovers(token, bound_s=30.0):
+    """Stop, then kill, every process carrying ``token`` and its process group, until a
+    look finds none: one kill pass misses a process that keeps re-forking."""
+    deadline = time.monotonic() + bound_s
+    own_group = os.getpgid(0)
+    while time.monotonic() < deadline:
+        found = leftovers(token)
+        if not found:
+            return
+        for number in (signal.SIGSTOP, signal.SIGKILL):
+            for proc in found:
+                try:
+                    group = os.getpgid(proc.pid)
+                    if group != own_group:
+                        os.killpg(group, number)
+                    proc.send_signal(number)
+                except (psutil.Error, OSError):
+                    continue
+        time.sleep(0.05)
 
 
 def doctor_folders(folder):
@@ -56,19 +78,15 @@ def _run(args, cwd, limit, full_env, token, temp):
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=limit)
     except subprocess.TimeoutExpired:
-        for p in leftovers(token):  # the doctor hung: end what it started, then fail
-            p.kill()
+        end_leftovers(token)  # the doctor hung: end what it started, then fail
         raise
     left = leftovers(token)
     deadline = time.monotonic() + 30
     while left and time.monotonic() < deadline:  # a process may be exiting right now
         time.sleep(0.1)
         left = leftovers(token)
-    for p in left:  # do not let one failure leak into the next test
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
+    if left:  # do not let one failure leak into the next test
+        end_leftovers(token)
     left_folders = doctor_folders(temp)
     assert not left_folders, "the doctor left %s in %s" % (left_folders, temp)
     report = None

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -155,13 +156,18 @@ ESCAPER = textwrap.dedent("""\
 
 
     def hop_forever():
-        '''Leave the session, leave the tree, and keep changing pid.'''
+        '''Leave the session, leave the tree, and keep changing pid; every hop adds a
+        byte to hopper.beat, so that a test sees whether it still runs.'''
         if os.fork() == 0:
             os.setsid()
+            with open("hopper.sid", "w") as handle:
+                handle.write(str(os.getsid(0)))
             if os.fork() == 0:
+                beat = os.open("hopper.beat", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
                 while True:
                     if os.fork() != 0:
                         os._exit(0)
+                    os.write(beat, b".")
                     time.sleep(0.002)
             os._exit(0)
 
@@ -194,6 +200,33 @@ def test_a_worker_that_double_forks_setsids_and_hops_is_ended(tmp_path):
     assert not left, left
     assert report["outcome"] == "crashed" and status == 1, err[-3000:]
     assert not report["notes"], report["notes"]
+    # a pid that lives 2 ms can slip past a scan of the process table: the heartbeat
+    # cannot. It hopped (the file grew) and it no longer does.
+    beat = tmp_path / "hopper.beat"
+    size = beat.stat().st_size
+    assert size > 0
+    time.sleep(2.0)  # hops come every few ms: two seconds without one is an end
+    if beat.stat().st_size != size:
+        _end_hopper(tmp_path)
+        pytest.fail("the hopper outlived the doctor")
+
+
+def _end_hopper(folder, bound_s=30.0):
+    """Stop and kill the hopper's process group (its session, named in hopper.sid)
+    until its heartbeat stops."""
+    group = int((folder / "hopper.sid").read_text())
+    beat = folder / "hopper.beat"
+    deadline = time.monotonic() + bound_s
+    while time.monotonic() < deadline:
+        size = beat.stat().st_size
+        for number in (signal.SIGSTOP, signal.SIGKILL):
+            try:
+                os.killpg(group, number)
+            except OSError:
+                pass
+        time.sleep(0.5)
+        if beat.stat().st_size == size:
+            return
 
 
 # -- 4. what is not a script -------------------------------------------------------------
