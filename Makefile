@@ -7,8 +7,8 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev]'
+	# one command, so that no framework in the dev extras can move the torch pin
+	$(BIN)/pip install -q torch==2.13.0 -e '.[dev]'
 	touch $@
 
 demo: $(BIN)/.installed
