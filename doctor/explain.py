@@ -16,14 +16,14 @@ from doctor.diagnose import diagnose, user_frame
 from doctor.evidence import Evidence
 from doctor.logparse import LogParser
 from doctor.sourcefile import default_roots, read_source
+from flake8_dlworker import platforms
 
 CHUNK = 256 * 1024
 MAX_LINE = 1024 * 1024   # a "line" longer than this (no newline) is cut, the rest skipped
 #: the most of a log that is read: the last MAX_LOG bytes of a larger file, the first
 #: MAX_LOG bytes of standard input (a file that grows while it is read stops there too)
 MAX_LOG = 256 * 1024 * 1024
-_LOG_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-              | getattr(os, "O_BINARY", 0))
+_LOG_FLAGS = platforms.UNTRUSTED_READ_FLAGS
 
 
 class BadLog(Exception):

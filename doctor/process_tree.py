@@ -14,22 +14,21 @@ every few milliseconds) stays in its group, and a zombie it left behind (ours to
 as the subreaper) still names that group, so the group signal reaches its newest pid.
 """
 import os
-import signal
 import time
 
 import psutil
 
+from flake8_dlworker import platforms
+
 #: the environment variable that marks every process of a run
 TOKEN = "DLW_DOCTOR_RUN"
-_STOP = getattr(signal, "SIGSTOP", None)
-_KILL = getattr(signal, "SIGKILL", signal.SIGTERM)
 
 
 class ProcessTree:
     def __init__(self, root_pid, token):
         self.root_pid = root_pid
         self.token = token
-        self.session = _session(root_pid)
+        self.session = platforms.session_of(root_pid)
 
     # -- who is in it ----------------------------------------------------------------
     def members(self, by_environment=True, zombies=False):
@@ -52,7 +51,8 @@ class ProcessTree:
             for proc in psutil.process_iter():
                 if proc.pid in found or proc.pid == own:
                     continue
-                if self.session is not None and _session(proc.pid) == self.session:
+                if (self.session is not None
+                        and platforms.session_of(proc.pid) == self.session):
                     found[proc.pid] = proc
                 elif by_environment and self._carries_token(proc):
                     found[proc.pid] = proc
@@ -72,9 +72,9 @@ class ProcessTree:
         while True:
             members, groups = self._stop_all(deadline)
             for group in groups:
-                _signal_group(group, _KILL)
+                platforms.kill_group(group)
             for proc in members:
-                _signal(proc, _KILL)
+                platforms.kill(proc)
             self._wait_gone(members, deadline)
             reap_children(exclude=self.root_pid)
             left = self.members()
@@ -88,14 +88,14 @@ class ProcessTree:
         while True:
             found = self.members(zombies=True)
             fresh = [p for p in found if p.pid not in stopped]
-            for group in _groups(fresh) - groups:
-                _signal_group(group, _STOP)
+            for group in platforms.groups_of(p.pid for p in fresh) - groups:
+                platforms.stop_group(group)
                 groups.add(group)
             fresh = [p for p in fresh if alive(p)]
-            if not fresh or _STOP is None:
-                return list(stopped.values()) + fresh, groups
+            if not fresh:
+                return list(stopped.values()), groups
             for proc in fresh:
-                _signal(proc, _STOP)
+                platforms.stop(proc)
                 stopped[proc.pid] = proc
             if time.monotonic() >= deadline:
                 return list(stopped.values()), groups
@@ -128,48 +128,5 @@ def reap_children(exclude=None):
     except psutil.Error:
         return
     for child in children:
-        if child.pid == exclude:
-            continue
-        try:
-            os.waitpid(child.pid, os.WNOHANG)
-        except (ChildProcessError, OSError):
-            pass
-
-
-def _signal(proc, number):
-    try:
-        proc.send_signal(number)
-    except (psutil.Error, OSError):
-        pass
-
-
-def _groups(procs):
-    """The process groups of ``procs`` (zombies too), never the doctor's own."""
-    if not hasattr(os, "getpgid"):
-        return set()
-    groups = set()
-    for proc in procs:
-        try:
-            groups.add(os.getpgid(proc.pid))
-        except OSError:
-            continue
-    groups.discard(os.getpgid(0))
-    return groups
-
-
-def _signal_group(group, number):
-    if number is None or not hasattr(os, "killpg"):
-        return
-    try:
-        os.killpg(group, number)
-    except OSError:
-        pass
-
-
-def _session(pid):
-    if not hasattr(os, "getsid"):
-        return None
-    try:
-        return os.getsid(pid)
-    except OSError:
-        return None
+        if child.pid != exclude:
+            platforms.reap(child.pid)

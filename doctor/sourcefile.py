@@ -11,9 +11,10 @@ could read without privilege.  Otherwise the report goes on without the excerpt.
 import os
 import stat
 
+from flake8_dlworker import platforms
+
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+_OPEN_FLAGS = platforms.UNTRUSTED_READ_NO_LINK_FLAGS
 
 
 def default_roots(sources=()):
@@ -73,17 +74,6 @@ def _refusal(info):
         return "it is not a regular file"
     if info.st_size > MAX_SOURCE_BYTES:
         return "it is larger than %d bytes" % MAX_SOURCE_BYTES
-    if not _readable_without_privilege(info):
+    if not platforms.readable_by_owner_bits(info):
         return "only a privileged user may read it"
     return None
-
-
-def _readable_without_privilege(info):
-    """Whether the file's mode lets this user read it, whatever root's capabilities allow."""
-    if not hasattr(os, "geteuid"):
-        return True
-    if info.st_uid == os.geteuid():
-        return bool(info.st_mode & stat.S_IRUSR)
-    if info.st_gid == os.getegid() or info.st_gid in os.getgroups():
-        return bool(info.st_mode & stat.S_IRGRP)
-    return bool(info.st_mode & stat.S_IROTH)

@@ -7,7 +7,6 @@ memory); the target's stdout and stderr pass through live and are kept; the
 agent's events arrive in a JSON-lines file.
 """
 import codecs
-import ctypes
 import json
 import os
 import shutil
@@ -22,11 +21,10 @@ import uuid
 import psutil
 
 from doctor import process_tree, signals, status
-from doctor.agent import EVENTS, MAX_BATCHES, START_METHOD
-from doctor.agent.worker import DUMP_SIGNAL
+from doctor.agent import EVENTS, MAX_BATCHES, START_METHOD, stack_path
 from doctor.evidence import Evidence, WorkerExit, read_events
 from doctor.logparse import MAX_LINE, LogParser
-from flake8_dlworker import host
+from flake8_dlworker import host, platforms
 
 SAMPLE_S = 0.05
 SETTLE_S = 3.0       # after the main process exits, for the rest of the tree to finish
@@ -35,18 +33,6 @@ END_BOUND_S = 15.0   # for ending every process of the run
 DUMP_WAIT_S = 3.0    # for the processes asked for their stacks to write them
 CHUNK = 64 * 1024
 _GIB = 1024 ** 3
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def become_subreaper():
-    """Orphaned descendants get re-parented to us instead of init (Linux only)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 class Run:
@@ -76,7 +62,7 @@ class Run:
 
     # -- the run ----------------------------------------------------------------------
     def run(self):
-        become_subreaper()
+        platforms.become_subreaper()
         tmp = tempfile.mkdtemp(prefix="dlw-doctor-")
         try:
             return self._run_in(tmp)
@@ -100,7 +86,7 @@ class Run:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "doctor.agent.boot", *self.target],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            env=env, start_new_session=True)
+            env=env, **platforms.own_session_options())
         self.tree = process_tree.ProcessTree(self.proc.pid, token)
         readers = [
             threading.Thread(target=self._pump, args=(self.proc.stdout, self.stdout, False),
@@ -269,21 +255,19 @@ class Run:
         return max(others) / _GIB if others else 0.0
 
     def _ask_for_stacks(self, events_path):
-        """SIGUSR2 to every process that registered a stack dump, then a moment to print."""
-        if DUMP_SIGNAL is None or self.proc is None:
+        """Ask every process that registered a stack dump for its stacks (SIGUSR2, or
+        a trigger file where there is none), then give them a moment to print."""
+        if self.proc is None:
             return
         registered = {e["pid"] for e in read_events(events_path)
                       if e.get("event") in ("main_start", "worker_start")}
+        folder = os.path.dirname(events_path)
         asked = []
         for pid in registered:
             proc = self.seen.get(pid)
-            if proc is not None and process_tree.alive(proc):
-                try:
-                    proc.send_signal(DUMP_SIGNAL)
-                    asked.append(pid)
-                except psutil.Error:
-                    pass
-        folder = os.path.dirname(events_path)
+            if (proc is not None and process_tree.alive(proc)
+                    and platforms.ask_for_stacks(proc, stack_path(folder, pid))):
+                asked.append(pid)
         deadline = time.monotonic() + DUMP_WAIT_S
         while asked and time.monotonic() < deadline:  # until every asked file has a stack
             if all(_has_dump(folder, pid) for pid in asked):
@@ -374,10 +358,10 @@ class Run:
 
 
 def _stack_dumps(folder):
-    """The stacks that processes dumped on SIGUSR2, one file each, workers last."""
+    """The stacks that processes dumped when asked, one file each, workers last."""
     dumps = []
     for name in sorted(os.listdir(folder)):
-        if name.startswith("stack-"):
+        if name.startswith("stack-") and name.endswith(".txt"):
             try:
                 with open(os.path.join(folder, name), encoding="utf-8",
                           errors="replace") as handle:
@@ -391,7 +375,7 @@ def _stack_dumps(folder):
 
 def _has_dump(folder, pid):
     try:
-        return os.path.getsize(os.path.join(folder, "stack-%d.txt" % pid)) > 0
+        return os.path.getsize(stack_path(folder, pid)) > 0
     except OSError:
         return False
 

@@ -33,6 +33,8 @@ import warnings
 
 import pytest
 
+from flake8_dlworker import platforms
+
 START_METHODS = ("spawn", "forkserver", "fork")
 
 #: grace given to workers asked to stop before they are killed, in seconds
@@ -521,16 +523,12 @@ class _Deadline:
         return max(0.0, self.check.deadline - time.monotonic())
 
     def __enter__(self):
-        can_alarm = (hasattr(signal, "setitimer")
-                     and threading.current_thread() is threading.main_thread()
-                     and signal.getitimer(signal.ITIMER_REAL)[0] == 0)  # pytest-timeout's
-        if can_alarm:
-            def on_alarm(signum, frame):
-                raise _Timeout()
+        def on_alarm(signum, frame):
+            raise _Timeout()
 
-            self.alarm = signal.signal(signal.SIGALRM, on_alarm)
-            signal.setitimer(signal.ITIMER_REAL, max(self.remaining(), 0.001))
-        else:
+        # no alarm on Windows, off the main thread, or while pytest-timeout holds it
+        self.alarm = platforms.start_alarm(self.remaining(), on_alarm)
+        if self.alarm is None:
             self.watchdog = threading.Thread(target=self._watch, daemon=True)
             self.watchdog.start()
         return self
@@ -546,8 +544,7 @@ class _Deadline:
 
     def __exit__(self, *exc):
         if self.alarm is not None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.alarm)
+            platforms.cancel_alarm(self.alarm)
         self.stop.set()
         if exc[0] is not None and issubclass(exc[0], Exception) and self.check.timed_out:
             raise _Timeout()  # the watchdog ended the workers: that is the failure
@@ -563,15 +560,12 @@ class _QuietSIGCHLD:
     """
 
     def __enter__(self):
-        self.saved = None
-        if (hasattr(signal, "SIGCHLD")
-                and threading.current_thread() is threading.main_thread()):
-            self.saved = signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        self.saved = platforms.default_child_signal()
         return self
 
     def __exit__(self, *exc):
         if self.saved is not None:
-            signal.signal(signal.SIGCHLD, self.saved)
+            platforms.restore_child_signal(self.saved)
         return False
 
 
@@ -635,17 +629,10 @@ def _signal_text(number):
 
 def _dump_stacks(procs):
     """Ask each live worker for its stack (WorkerRandomProbe registered SIGUSR1)."""
-    usr1 = getattr(signal, "SIGUSR1", None)
-    if usr1 is None:
-        return
     asked = False
     for proc in procs:
         if proc.is_alive():
-            try:
-                os.kill(proc.pid, usr1)
-                asked = True
-            except OSError:
-                pass
+            asked = platforms.ask_pid_for_stacks(proc.pid, platforms.TEST_DUMP_SIGNAL) or asked
     if asked:
         time.sleep(0.5)  # faulthandler writes from the signal handler, at once
 

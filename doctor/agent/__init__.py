@@ -39,14 +39,20 @@ def emit(event, **fields):
 _stack_files = []  # kept open for faulthandler, which writes to their descriptors
 
 
+def stack_path(folder, pid):
+    """Where process ``pid`` of a run writes its stacks when asked."""
+    return os.path.join(folder, "stack-%d.txt" % pid)
+
+
 def stack_file():
-    """This process's file for stack dumps asked for with SIGUSR2, beside the events:
-    one file per process, so that dumps of several processes never interleave."""
+    """This process's file for stack dumps asked for (SIGUSR2 or a trigger file, see
+    :mod:`flake8_dlworker.platforms`), beside the events: one file per process, so that
+    dumps of several processes never interleave."""
     path = os.environ.get(EVENTS)
     if not path:
         return None
     try:
-        handle = open(os.path.join(os.path.dirname(path), "stack-%d.txt" % os.getpid()), "w")
+        handle = open(stack_path(os.path.dirname(path), os.getpid()), "w")
     except OSError:
         return None
     _stack_files.append(handle)

@@ -5,15 +5,14 @@ Forces the start method, installs the hooks, then runs the target exactly as
 ``sys.argv`` and ``sys.path[0]``, so spawned workers re-import it as
 ``__mp_main__`` as on Windows and macOS.
 """
-import faulthandler
 import multiprocessing
 import os
 import runpy
-import signal
 import sys
 
 from doctor.agent import START_METHOD, emit, line_buffered, stack_file
 from doctor.agent import hooks
+from flake8_dlworker import platforms
 
 
 def main(argv):
@@ -21,8 +20,8 @@ def main(argv):
     method = os.environ.get(START_METHOD, "spawn")
     multiprocessing.set_start_method(method, force=True)
     dump_to = stack_file()
-    if hasattr(signal, "SIGUSR2") and dump_to is not None:
-        faulthandler.register(signal.SIGUSR2, file=dump_to, all_threads=True)
+    if dump_to is not None:
+        platforms.answer_stack_requests(dump_to)
     hooks.install()
     emit("main_start", start_method=method)
     run_target(argv)

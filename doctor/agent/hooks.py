@@ -17,13 +17,14 @@ import threading
 import time
 import weakref
 
-from doctor.agent import EVENTS, MAX_BATCHES, START_METHOD, emit
+from doctor.agent import EVENTS, MAX_BATCHES, START_METHOD, emit, stack_path
 from doctor.agent import worker as agent_worker
+from flake8_dlworker import platforms
 
 _TORCH_DIR = None
 _probed = weakref.WeakSet()
 _counts = {}          # loader key -> batches delivered
-_watched = {}         # pid -> worker id
+_watched = {}         # pid -> (worker id, its multiprocessing.Process)
 _lock = threading.Lock()
 _watcher = None
 
@@ -135,10 +136,10 @@ def _patch(dl):
         try:
             mp_init(self, loader)
         finally:
-            workers = getattr(self, "_workers", [])
-            pids = [w.pid for w in workers if w.pid]
+            workers = [w for w in getattr(self, "_workers", []) if w.pid]
+            pids = [w.pid for w in workers]
             if pids:
-                _watch(pids)
+                _watch(workers)
                 emit("workers", key=getattr(loader, "_dlw_key", None), pids=pids,
                      nofile_limit=_nofile())
 
@@ -214,21 +215,17 @@ def _probe(loader):
 
 
 def _nofile():
-    try:
-        import resource
-    except ImportError:
-        return None
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return platforms.nofile_limit()
 
 
 # -- worker exits ---------------------------------------------------------------------
 
-def _watch(pids):
+def _watch(workers):
     global _watcher
     with _lock:
-        for i, pid in enumerate(pids):
-            _watched[pid] = i
-    if _watcher is None and hasattr(os, "waitid"):
+        for i, process in enumerate(workers):
+            _watched[process.pid] = (i, process)
+    if _watcher is None:
         _watcher = threading.Thread(target=_watch_loop, name="dlw-doctor-exits", daemon=True)
         _watcher.start()
 
@@ -240,48 +237,52 @@ def _watch_loop():
 
 
 def _poll_exits():
-    if not hasattr(os, "waitid"):
-        return
+    """Emit the exit of every watched worker that ended: read without reaping where the
+    OS allows (torch reaps it later and must see the same), else from its Process."""
     with _lock:
-        pids = list(_watched.items())
-    for pid, worker_id in pids:
+        watched = list(_watched.items())
+    for pid, (worker_id, process) in watched:
         try:
-            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            if platforms.CAN_PEEK_EXITS:
+                ended = platforms.peek_exit(pid)
+            else:
+                ended = platforms.exit_of(process)
         except ChildProcessError:  # reaped already: its status was read before, or lost
-            info = None
             with _lock:
                 _watched.pop(pid, None)
             continue
-        except OSError:
+        except (OSError, ValueError):
             continue
-        if info is None:
+        if ended is None:
             continue
         with _lock:
             if _watched.pop(pid, None) is None:
                 continue
-        if info.si_code == os.CLD_EXITED:
-            emit("exit", worker_pid=pid, worker_id=worker_id, exitcode=info.si_status)
+        how, number = ended
+        if how == "exit":
+            emit("exit", worker_pid=pid, worker_id=worker_id, exitcode=number)
         else:
-            emit("exit", worker_pid=pid, worker_id=worker_id, signal=info.si_status)
+            emit("exit", worker_pid=pid, worker_id=worker_id, signal=number)
 
 
 def _ask_for_stacks(iterator):
-    """Ask each live worker to print its stack (faulthandler on SIGUSR2), briefly wait."""
-    signum = agent_worker.DUMP_SIGNAL
-    if signum is None:
-        return
-    # a worker that has not reached its loop has no handler yet: SIGUSR2 would kill it
+    """Ask each live worker to print its stack (see platforms.ask_for_stacks), briefly
+    wait."""
+    import psutil
+
     from doctor.evidence import read_events
 
-    ready = {e["pid"] for e in read_events(os.environ.get(EVENTS, ""))
-             if e.get("event") == "worker_start"}
+    # a worker that has not reached its loop has no handler yet: SIGUSR2 would kill it
+    events = os.environ.get(EVENTS, "")
+    ready = {e["pid"] for e in read_events(events) if e.get("event") == "worker_start"}
     asked = False
     for w in getattr(iterator, "_workers", []):
         if w.pid in ready and w.exitcode is None:
             try:
-                os.kill(w.pid, signum)
-                asked = True
-            except OSError:
-                pass
+                proc = psutil.Process(w.pid)
+            except psutil.Error:
+                continue
+            asked = platforms.ask_for_stacks(
+                proc, stack_path(os.path.dirname(events), w.pid)) or asked
     if asked:
         time.sleep(0.5)

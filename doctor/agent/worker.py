@@ -2,20 +2,19 @@
 
 The main process replaces ``torch.utils.data._utils.worker._worker_loop`` with
 :func:`worker_loop`, which pickles by reference, so every spawned worker imports
-this module, registers a stack dump on SIGUSR2 (asked for on a hang), keeps the
+this module, answers requests for its stacks (asked for on a hang), keeps the
 faulthandler stack after torch installs its own SIGSEGV/SIGBUS handlers, says who it
 is, and then runs the real loop.
 """
 import faulthandler
 import os
-import signal
 import sys
 
 from doctor.agent import emit, line_buffered, stack_file
+from flake8_dlworker import platforms
 
 #: the real loop, when this module was patched in before a fork (then it is inherited)
 original = None
-DUMP_SIGNAL = getattr(signal, "SIGUSR2", None)
 
 
 def worker_loop(*args, **kwargs):
@@ -35,8 +34,8 @@ def worker_loop(*args, **kwargs):
     signal_handling._set_worker_signal_handlers = set_handlers
     line_buffered(sys.stdout)
     dump_to = stack_file()
-    if DUMP_SIGNAL is not None and dump_to is not None:
-        faulthandler.register(DUMP_SIGNAL, file=dump_to, all_threads=True)
+    if dump_to is not None:
+        platforms.answer_stack_requests(dump_to)
     worker_id = args[10] if len(args) > 10 else kwargs.get("worker_id")
     emit("worker_start", worker_id=worker_id, parent=os.getppid())
     loop = original or torch_worker._worker_loop

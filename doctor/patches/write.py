@@ -17,6 +17,8 @@ import stat
 import sys
 import tempfile
 
+from flake8_dlworker import platforms
+
 #: the test hook: between writing the new text and replacing the file, say so on stderr
 #: and wait for a line on stdin (a test edits or kills in that moment)
 PAUSE_ENV = "DLW_DOCTOR_APPLY_PAUSE"
@@ -91,18 +93,10 @@ def write_atomic(path, text, like=None, expect=None, pause_hook=False):
 
 
 def _keep_owner_and_mode(fd, like, path):
-    if hasattr(os, "fchown") and (like.st_uid, like.st_gid) != _owner(fd):
-        try:
-            os.fchown(fd, like.st_uid, like.st_gid)
-        except OSError:
-            raise NotWritten(path, "its owner (uid %d) could not be kept" % like.st_uid)
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, stat.S_IMODE(like.st_mode))
-
-
-def _owner(fd):
-    info = os.fstat(fd)
-    return info.st_uid, info.st_gid
+    try:
+        platforms.copy_owner_and_mode(fd, like)
+    except OSError:
+        raise NotWritten(path, "its owner (uid %d) could not be kept" % like.st_uid)
 
 
 def _read(path):
