@@ -359,16 +359,28 @@ def dlw202(ev):
     return _locate(diag, ev, found[0] if found else None)
 
 
+#: macOS aborts a forked child that touches an Objective-C class another thread was
+#: initialising (libobjc's fork safety)
+_OBJC_FORK = r"may have been in progress in another thread when fork\(\) was called"
+
+
 def dlw203(ev):
     worker = _worker_with_signal(ev, "SIGSEGV", "SIGABRT", "SIGFPE", "SIGILL")
     found = _find(ev, r"Unexpected segmentation fault encountered in worker",
                   r"Unexpected floating-point exception encountered in worker",
-                  r"killed by signal: (Segmentation fault|Aborted|Floating point exception)",
+                  r"killed by signal: (Segmentation fault|Aborted|Abort trap|"
+                  r"Floating point exception)",
                   r"Fatal Python error: (Segmentation fault|Aborted)",
-                  r"terminate called after throwing")
+                  r"terminate called after throwing", _OBJC_FORK)
     if worker is None and not found:
         return None
     diag = Diagnosis("DLW203", "certain", [])
+    objc = _find(ev, _OBJC_FORK)
+    if objc:
+        diag.evidence.append(
+            "macOS's Objective-C runtime aborted a worker started with fork (its fork "
+            "safety check): start the workers with spawn, the macOS default: %s"
+            % _first_line(objc[1])[:200])
     if worker is not None:
         diag.evidence.append("%s was killed by signal %d (%s)" % (
             _worker_words(worker), worker.signal, _signame(worker.signal)))

@@ -72,7 +72,8 @@ _NOTABLE = re.compile(
     r"terminate called after|core dumped|Out of memory|oom[-_]kill|OOM Killed|^Killed$|"
     r"Bus error|Segmentation fault|"
     r"WinError|Too many open files|received 0 items of ancdata|shared memory|"
-    r"error code: <1455>|timed out after|Fatal Python error)")
+    r"error code: <1455>|timed out after|Fatal Python error|Abort trap|"
+    r"in another thread when fork\(\) was called)")
 #: a cheap first look: a line with none of these can only carry hints or noise.  Every
 #: line the parser acts on outside a traceback holds one (a traceback's own lines are
 #: read whatever they hold).  Nearly all start with a capital letter or a rare sign:
@@ -83,7 +84,7 @@ _KEYS = ("Traceback", "Error", "ERROR", "Warning", "Exception", "Killed", "Fatal
          "Pin memory", "Too many open files", "DataLoader", "<1455>", "The above exception",
          "During handling", "Current thread", "Thread ", "huggingface", "terminate called",
          "(core dumped)", "Timeout (", "FAILURES", "FAILED ",
-         "`IterableDataset`")
+         "`IterableDataset`", "Abort trap", "when fork()")
 _KEY_RE = re.compile("|".join(re.escape(key) for key in _KEYS))
 
 

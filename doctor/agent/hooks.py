@@ -244,13 +244,12 @@ def _poll_exits():
     for pid, (worker_id, process) in watched:
         try:
             if platforms.CAN_PEEK_EXITS:
-                ended = platforms.peek_exit(pid)
+                try:
+                    ended = platforms.peek_exit(pid)
+                except ChildProcessError:  # reaped already, or a fork server's child
+                    ended = platforms.exit_of(process)
             else:
                 ended = platforms.exit_of(process)
-        except ChildProcessError:  # reaped already: its status was read before, or lost
-            with _lock:
-                _watched.pop(pid, None)
-            continue
         except (OSError, ValueError):
             continue
         if ended is None:
