@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench docs clean
+.PHONY: demo test test-pythons bench docs clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -17,6 +17,10 @@ demo: $(BIN)/.installed
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest -q -n auto
 
+# the lint side, check and explain on Python 3.9 and 3.13 (venvs of their own, no torch)
+test-pythons:
+	bash scripts/test_pythons.sh $(PYTHONS)
+
 bench: $(BIN)/.installed
 	$(BIN)/python bench/lint_bench.py
 	$(BIN)/python bench/analysis_cost.py
@@ -29,4 +33,4 @@ docs: $(BIN)/.installed
 	$(BIN)/python scripts/gen_docs.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) .venv-* build *.egg-info .pytest_cache

@@ -24,7 +24,20 @@ _LIBRARY = re.compile(r"([\\/](site|dist)-packages[\\/]|[\\/]lib[\\/]python\d|"
                       r"^~[\\/].*[\\/]lib[\\/])")
 #: py-spy prints paths relative to sys.path: a first part that names the standard library
 #: or a well-known package is a library's frame ("threading.py", "torch/utils/data/...")
-_TOP_LIBRARIES = (frozenset(getattr(sys, "stdlib_module_names", ())) - {"test", "code", "this"}) | {
+def _stdlib_names():
+    """The standard library's top-level names: Python 3.10+ lists them; on 3.9 they are
+    the built-in modules and what the running Python's stdlib folder holds."""
+    names = getattr(sys, "stdlib_module_names", None)
+    if names:
+        return frozenset(names)
+    import pkgutil
+    import sysconfig
+
+    found = {m.name for m in pkgutil.iter_modules([sysconfig.get_paths()["stdlib"]])}
+    return frozenset(sys.builtin_module_names) | found
+
+
+_TOP_LIBRARIES = (_stdlib_names() - {"test", "code", "this"}) | {
     "torch", "torchvision", "torchaudio", "numpy", "PIL", "cv2", "h5py", "lmdb", "scipy",
     "pandas", "sklearn", "transformers", "tokenizers", "accelerate", "diffusers",
     "lightning", "pytorch_lightning", "lightning_fabric", "timm", "mmcv", "mmdet", "mmengine",

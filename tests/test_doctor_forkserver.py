@@ -9,6 +9,10 @@ import pytest
 from doctor_run import run_doctor
 from test_doctor_fixtures import expected
 
+import needs
+
+pytestmark = needs.posix
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = ["runtime/dlw201_sigkill.py", "runtime/dlw203_segfault.py", "runtime/dlw205_raise.py",
          "dlw101_pass_loader.py", "dlw104_guard_dataset.py"]

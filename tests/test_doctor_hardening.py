@@ -17,6 +17,10 @@ import pytest
 
 from doctor_run import TOKEN, leftovers, run_doctor
 
+import needs
+
+pytestmark = needs.posix
+
 #: an upper bound for what should take seconds, so that a loaded machine still passes
 PATIENCE_S = 300
 

@@ -17,6 +17,8 @@ import sys
 
 import pytest
 
+import needs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGS = os.path.join(ROOT, "tests", "logs")
 ALL_LOGS = sorted(f for f in os.listdir(LOGS) if f.endswith(".log"))
@@ -306,6 +308,7 @@ REAL = [("fixtures/runtime/dlw202_sigbus.py", False), ("fixtures/runtime/dlw205_
         ("fixtures/dlw101_loop.py", True), ("fixtures/dlw104_guard_dataset.py", True)]
 
 
+@needs.torch
 @pytest.mark.parametrize("script,spawn", REAL, ids=[os.path.basename(s) for s, _ in REAL])
 def test_real_crash_output(tmp_path, script, spawn):
     """What this machine's torch really prints, not a written log: the same root cause

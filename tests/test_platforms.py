@@ -11,6 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+import needs
 from flake8_dlworker import platforms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,6 +97,7 @@ def test_the_check_sees_what_it_forbids(tmp_path):
 
 # -- the portable paths, on this machine -------------------------------------------------
 
+@needs.posix
 def test_a_worker_exit_reads_the_same_from_waitid_and_from_the_process():
     import multiprocessing
 

@@ -66,6 +66,10 @@ from torch.utils.data import DataLoader
 
 from loaders import Broken, Compose, Lambda, Squares, Stuck, double
 
+import needs
+
+pytestmark = needs.linux
+
 
 def test_good(dataloader_doctor):
     report = dataloader_doctor.check(DataLoader(Squares(), batch_size=2, num_workers=2),
