@@ -2183,10 +2183,12 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        No safe automatic patch exists: the right count depends on the machine that trains,
-        not the one that runs flake8. Fix it by hand: compute the count at run time, for
-        example `num_workers=min(8, len(os.sched_getaffinity(0)))` (or `os.cpu_count()`
-        where `sched_getaffinity` is missing), or take it from the command line.
+        The right count depends on the machine that trains, not the one that runs flake8,
+        so the count is computed at run time: the doctor's patch turns a literal
+        `num_workers=64` into `num_workers=min(64, os.cpu_count() or 1)` (portable;
+        `len(os.sched_getaffinity(0))` also respects a CPU mask on Linux). A count that is
+        not a literal (an argument, a config value) gets no patch: cap it where it is
+        set, or take it from the command line.
     '''),
     options=_doc('''
         - `--dlw-max-workers INT` (default: the usable CPU count of the host running

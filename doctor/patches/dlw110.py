@@ -1,0 +1,75 @@
+"""DLW110: more DataLoader workers than usable CPUs -> cap the count at the host's.
+
+A literal ``num_workers=64`` becomes ``num_workers=min(64, os.cpu_count() or 1)``: the
+script keeps its intent on a large machine and stops over-subscribing a small one.
+``os.cpu_count()`` is used rather than the affinity mask (``os.sched_getaffinity``)
+because the script may run on macOS or Windows, which lack it. A count that is not a
+literal (an argument, a config value) is left alone: the fix is then in words.
+"""
+import libcst as cst
+
+from doctor.patches import _cst
+
+CODE = "DLW110"
+STATIC = False  # host-dependent: the checker reports it only where the CPUs are fewer
+
+
+def fix(source, line, facts):
+    tree = _cst.Tree(source)
+    module = tree.module
+    targets = []
+    for arg in tree.nodes(cst.Arg):
+        if arg.keyword is None or arg.keyword.value != "num_workers":
+            continue
+        if not isinstance(arg.value, cst.Integer) or int(arg.value.value, 0) <= 1:
+            continue
+        call = tree.parents.get(arg)
+        if not isinstance(call, cst.Call) or \
+                (_cst.dotted(call.func) or "").split(".")[-1] != "DataLoader":
+            continue
+        where = tree.pos[call]
+        if line is None or where.start.line <= line <= where.end.line:
+            targets.append(arg)
+    if not targets:
+        return None
+    spelled = "os" if _cst.has_plain_import(module, "os") else None
+    for arg in targets:
+        module = module.deep_replace(arg, arg.with_changes(value=cst.parse_expression(
+            "min(%s, os.cpu_count() or 1)" % arg.value.value)))
+    if spelled is None:
+        module = _cst.add_import(module, "import os")
+    return module.code
+
+
+# Fixit-style: each INVALID example with the fixed code this maker must produce.
+INVALID = (
+    ('''\
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(data):
+    return DataLoader(data, batch_size=4, num_workers=64)
+''', '''\
+import os
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(data):
+    return DataLoader(data, batch_size=4, num_workers=min(64, os.cpu_count() or 1))
+'''),
+    ('''\
+import os
+
+from torch.utils.data import DataLoader
+
+loader = DataLoader(range(8), num_workers=32, persistent_workers=True)
+''', '''\
+import os
+
+from torch.utils.data import DataLoader
+
+loader = DataLoader(range(8), num_workers=min(32, os.cpu_count() or 1), persistent_workers=True)
+'''),
+)
