@@ -22,8 +22,8 @@ _SECONDARY = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107", "DLW10
 _LIBRARY = re.compile(r"([\\/](site|dist)-packages[\\/]|[\\/]lib[\\/]python\d|"
                       r"[\\/]Lib[\\/]|\\lib\\|^<(?!cell In|ipython-input)|"
                       r"^~[\\/].*[\\/]lib[\\/])")
-#: py-spy prints paths relative to sys.path: a first part that names the standard library
-#: or a well-known package is a library's frame ("threading.py", "torch/utils/data/...")
+
+
 def _stdlib_names():
     """The standard library's top-level names: Python 3.10+ lists them; on 3.9 they are
     the built-in modules and what the running Python's stdlib folder holds."""
@@ -37,6 +37,8 @@ def _stdlib_names():
     return frozenset(sys.builtin_module_names) | found
 
 
+#: py-spy prints paths relative to sys.path: a first part that names the standard library
+#: or a well-known package is a library's frame ("threading.py", "torch/utils/data/...")
 _TOP_LIBRARIES = (_stdlib_names() - {"test", "code", "this"}) | {
     "torch", "torchvision", "torchaudio", "numpy", "PIL", "cv2", "h5py", "lmdb", "scipy",
     "pandas", "sklearn", "transformers", "tokenizers", "accelerate", "diffusers",
