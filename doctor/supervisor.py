@@ -75,6 +75,11 @@ class Run:
         env = dict(os.environ)
         env.update({EVENTS: events_path, START_METHOD: self.start_method,
                     "PYTHONFAULTHANDLER": "1", process_tree.TOKEN: token})
+        # the script's temporary files (multiprocessing's pymp-* folders, the sockets
+        # torch passes tensors through) go to a folder of the run, so that what a process
+        # killed at the end could not remove goes with the run's folder
+        env["TMPDIR"] = os.path.join(tmp, "t")
+        os.mkdir(env["TMPDIR"], 0o700)
         # no PYTHONUNBUFFERED: stderr is line-buffered (Python 3.9+), so each line a
         # process prints is one write and lines of several workers never interleave
         env.pop("PYTHONUNBUFFERED", None)

@@ -137,6 +137,7 @@ def test_a_signal_ends_the_tree_reports_and_exits_128_plus_it(tmp_path, signals)
     assert any(signals[0] in note for note in report["notes"]), report["notes"]
     assert not left, left
     assert not _doctor_folders(temp)
+    assert not os.listdir(temp), os.listdir(temp)
     os.rmdir(temp)
 
 

@@ -7,6 +7,7 @@ import signal
 import tempfile
 from pathlib import Path
 
+import needs
 import windows_like
 from doctor_run import run_doctor
 from test_doctor_hardening import FOREVER, Doctor
@@ -14,6 +15,8 @@ from test_pytest_plugin import CONFTEST, LOADERS, _assert_no_process_left, _reco
 
 RUNTIME = Path(__file__).resolve().parents[1] / "fixtures" / "runtime"
 PATIENCE_S = 600
+
+pytestmark = needs.linux
 
 
 def _commands(shim):
@@ -65,10 +68,6 @@ import torch
 from torch.utils.data import DataLoader
 
 from loaders import Broken, Compose, Lambda, Squares, Stuck, double
-
-import needs
-
-pytestmark = needs.linux
 
 
 def test_good(dataloader_doctor):
