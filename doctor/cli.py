@@ -11,7 +11,7 @@ import os
 import stat
 import sys
 
-from doctor import report, signals
+from doctor import notebook_run, report, signals
 from doctor.diagnose import diagnose
 from doctor.evidence import Evidence
 
@@ -124,7 +124,8 @@ def check_parser():
                      description="Static findings only, in the doctor's report format or, "
                                  "for CI, as SARIF or GitHub workflow commands.")
     parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="Python files, or directories to search for *.py files")
+                        help="Python files, notebooks (.ipynb), or directories to search "
+                             "for both")
     parser.add_argument("--start-method", choices=START_METHODS, default="spawn")
     parser.add_argument("--format", choices=CHECK_FORMATS, default="text",
                         help="text: the doctor's report (default); json: its JSON object; "
@@ -203,8 +204,12 @@ MAX_SCRIPT_BYTES = 32 * 1024 * 1024
 
 def check_script(path):
     """One-line errors for what cannot be run: missing, a folder, not a regular file,
-    too large, not Python. The file's type and size are checked before it is read, so
-    a FIFO, a device or a huge sparse file costs nothing."""
+    too large, not Python (a notebook: not a notebook whose cells make one module). The
+    file's type and size are checked before it is read, so a FIFO, a device or a huge
+    sparse file costs nothing."""
+    from flake8_dlworker.notebook import is_notebook
+
+    kind = "notebook" if is_notebook(path) else "Python script"
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -217,24 +222,39 @@ def check_script(path):
         raise UsageError("%s: is not a regular file (a %s); give a Python script"
                          % (path, _file_kind(info.st_mode)))
     if info.st_size > MAX_SCRIPT_BYTES:
-        raise UsageError("%s: is %d MB, too large for a Python script (the limit is %d MB)"
-                         % (path, info.st_size // 2 ** 20, MAX_SCRIPT_BYTES // 2 ** 20))
+        raise UsageError("%s: is %d MB, too large for a %s (the limit is %d MB)"
+                         % (path, info.st_size // 2 ** 20, kind, MAX_SCRIPT_BYTES // 2 ** 20))
     try:
         with open(path, "rb") as handle:
             head = handle.read(8192)
             if b"\0" in head:
-                raise UsageError("%s: is a binary file, not a Python script" % path)
+                raise UsageError("%s: is a binary file, not a %s" % (path, kind))
             source = head + handle.read(MAX_SCRIPT_BYTES + 1 - len(head))
     except OSError as exc:
         raise UsageError("%s: cannot read: %s" % (path, exc.strerror or exc))
     if len(source) > MAX_SCRIPT_BYTES:  # it grew since the stat
-        raise UsageError("%s: too large for a Python script" % path)
+        raise UsageError("%s: too large for a %s" % (path, kind))
+    if is_notebook(path):
+        _check_notebook(path, source)
+        return
     try:
         ast.parse(source, path)
     except SyntaxError as exc:
         raise UsageError("%s:%s: not valid Python: %s" % (path, exc.lineno, exc.msg))
     except (ValueError, MemoryError, RecursionError) as exc:
         raise UsageError("%s: not a Python script: %s" % (path, type(exc).__name__))
+
+
+def _check_notebook(path, source):
+    """A notebook's one-line error: not JSON, not a notebook, a format from the future,
+    cells that do not make one module. A cell that is not Python is no error here: the
+    check warns and skips it, and Jupyter runs the cells before it."""
+    from doctor.static import parse_notebook
+
+    try:
+        parse_notebook(path, source)
+    except ValueError as exc:
+        raise UsageError(str(exc))
 
 
 def _file_kind(mode):
@@ -276,6 +296,8 @@ def cmd_run(options, target):
         raise UsageError("--force only goes with --apply")
     signals.install()
     check_script(path)
+    if notebook_run.is_notebook(path):
+        return _run_notebook(options, path, target[1:])
     stdout = sys.stderr if options.json else sys.stdout
     show_status = sys.stderr.isatty() and not options.json
     run = Run(target, start_method=options.start_method, timeout=options.timeout,
@@ -292,6 +314,32 @@ def cmd_run(options, target):
                 timeout=options.timeout, max_rounds=options.max_rounds)
     else:
         propose(ev, diagnoses, options.start_method)
+    status = _report(ev, diagnoses, options.json)
+    return signals.exit_status() if signals.received() is not None else status
+
+
+def _run_notebook(options, path, args):
+    """A notebook runs in its kernel; its fix moves definitions into a module beside it
+    (:mod:`doctor.notebook_run`, :mod:`doctor.patches.notebook`)."""
+    from doctor.supervisor import Run
+
+    if args:
+        raise UsageError("a notebook takes no arguments (got %s)" % " ".join(args))
+    try:
+        book = notebook_run.check(path)
+    except notebook_run.NotRunnable as exc:
+        raise UsageError(str(exc))
+    stdout = sys.stderr if options.json else sys.stdout
+    show_status = sys.stderr.isatty() and not options.json
+    ev = Run([path], start_method=options.start_method, timeout=options.timeout,
+             max_batches=options.max_batches, stdout=stdout, show_status=show_status).run()
+    ev.static = notebook_run.static_findings(path, book, options.start_method)
+    diagnoses = diagnose(ev)
+    notebook_run.to_cells(path, book, ev, diagnoses)
+    if signals.received() is None:
+        notebook_run.fix(path, diagnoses, options.start_method, do_verify=options.verify,
+                         do_apply=options.apply, force=options.force,
+                         timeout=options.timeout)
     status = _report(ev, diagnoses, options.json)
     return signals.exit_status() if signals.received() is not None else status
 
@@ -336,18 +384,23 @@ def cmd_explain(options):
 
 def cmd_check(options):
     from doctor import sources
+    from flake8_dlworker.notebook import is_notebook
 
     files = sources.python_files(options.paths, options.exclude + options.extend_exclude)
     for path, named in files:
         if named:
             check_script(path)
+            if is_notebook(path) and (options.fix or options.diff):
+                raise UsageError("%s: check --fix and --diff patch Python files, not "
+                                 "notebooks; the findings say what to change" % path)
     if options.fix:
         from doctor.patches.fix_static import fix_files
-        fix_files([path for path, _named in files], options.start_method)
+        fix_files([path for path, _named in files if not is_notebook(path)],
+                  options.start_method)
     ev = Evidence(source="check", target=" ".join(options.paths),
                   start_method=options.start_method, outcome="passed")
-    for found, problem in sources.collect(files, options.start_method):
-        if problem:
+    for found, problems in sources.collect(files, options.start_method):
+        for problem in problems:
             print("doctor: warning: %s (skipped)" % problem, file=sys.stderr)
         ev.static.extend(found)
     status = _check_output(ev, options)

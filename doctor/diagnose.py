@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from flake8_dlworker.catalog import RULES
+from flake8_dlworker.notebook import cell_place
 
 #: static findings that break a run under each start method (the others never crash)
 _SECONDARY = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107", "DLW108",
@@ -70,17 +71,21 @@ class Diagnosis:
     patch: Optional[str] = None
     verified: Optional[bool] = None
     detail: str = ""                 # one line naming this case, shown after the title
+    #: a notebook's cell (0-based index, markdown cells counted); ``line`` is in that cell
+    cell: Optional[int] = None
 
     @property
     def rule(self):
         return RULES[self.code]
 
     def to_json(self):
+        place = {"path": self.path, "line": self.line}
+        if self.cell is not None:  # SPEC: "cell" beside path and line, for notebooks only
+            place = {"path": self.path, "cell": self.cell, "line": self.line}
         return {
             "code": self.code, "title": self.rule.title, "confidence": self.confidence,
             "explanation": self.rule.explanation, "evidence": self.evidence,
-            "path": self.path, "line": self.line, "patch": self.patch,
-            "verified": self.verified,
+            **place, "patch": self.patch, "verified": self.verified,
         }
 
 
@@ -109,6 +114,15 @@ def _first_line(text):
     return text.strip().split("\n", 1)[0].strip()
 
 
+def finding_text(finding):
+    """A static finding as evidence: ``train.py:14: DLW102 ...``, in a notebook
+    ``train.ipynb:cell 3:2: DLW104 ...`` (the cell counted from 1, as ruff prints it)."""
+    line = finding["line"]
+    if finding.get("cell") is not None:
+        line = cell_place(finding["cell"], line)
+    return "%s:%s: %s %s" % (finding["path"], line, finding["code"], finding["text"])
+
+
 def _static(ev, code):
     for finding in ev.static:
         if finding["code"] == code:
@@ -128,9 +142,8 @@ def _locate(diag, ev, exc=None):
     """path/line: the static finding of this code, else the user's frame."""
     finding = _static(ev, diag.code)
     if finding is not None:
-        diag.path, diag.line = finding["path"], finding["line"]
-        diag.evidence.append("%s:%d: %s %s" % (finding["path"], finding["line"],
-                                               finding["code"], finding["text"]))
+        diag.path, diag.line, diag.cell = finding["path"], finding["line"], finding.get("cell")
+        diag.evidence.append(finding_text(finding))
         return diag
     for candidate in ([exc.original, exc] if exc is not None else []):
         frame = user_frame(candidate)
@@ -838,9 +851,8 @@ def diagnose(ev):
             codes.add(finding["code"])
             found.append(Diagnosis(
                 finding["code"], "likely" if ev.source == "run" else "possible",
-                ["%s:%d: %s %s" % (finding["path"], finding["line"], finding["code"],
-                                   finding["text"])],
-                path=finding["path"], line=finding["line"]))
+                [finding_text(finding)], path=finding["path"], line=finding["line"],
+                cell=finding.get("cell")))
     for diag in found:
         if diag.path:
             diag.path = relative(diag.path)

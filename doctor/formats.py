@@ -6,6 +6,10 @@ region.  ``github`` prints one GitHub Actions workflow command per finding, whic
 runner turns into an annotation on the line::
 
     ::error file=train.py,line=14,col=27,title=DLW102::lambda passed as collate_fn ...
+
+A notebook's finding names the notebook, its line and column are in the cell, and the
+message starts with the cell, counted from 1 as ruff counts it (``cell 3: ...``); SARIF
+also gives the cell's 0-based index as the result's property ``cell``.
 """
 import json
 import os
@@ -13,6 +17,7 @@ from urllib.parse import quote
 
 import flake8_dlworker
 from flake8_dlworker.catalog import RULES, RULES_DOC_URL
+from flake8_dlworker.notebook import NotebookError, cell_name, parse
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -58,19 +63,36 @@ def _artifact(path):
     return {"uri": quote(os.path.normpath(path).replace(os.sep, "/"))}
 
 
-def _code_point_column(path, line, byte_column, cache):
+def _code_point_column(finding, cache):
     """ast (and flake8) count UTF-8 bytes; SARIF's ``unicodeCodePoints`` and GitHub's
     annotations count characters."""
-    if path not in cache:
-        try:
-            with open(path, "rb") as handle:
-                cache[path] = handle.read().splitlines()
-        except OSError:
-            cache[path] = []
-    lines = cache[path]
+    path, cell, line = finding["path"], finding.get("cell"), finding["line"]
+    if (path, cell) not in cache:
+        cache[path, cell] = _lines(path, cell)
+    lines = cache[path, cell]
     if not 1 <= line <= len(lines):
-        return byte_column
-    return len(lines[line - 1][:byte_column - 1].decode("utf-8", "replace")) + 1
+        return finding["col"]
+    return len(lines[line - 1][:finding["col"] - 1].decode("utf-8", "replace")) + 1
+
+
+def _lines(path, cell):
+    """The file's lines as bytes; a notebook's: the cell's ([] when unreadable)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if cell is None:
+            return data.splitlines()
+        found = parse(data).cell(cell)
+    except (OSError, NotebookError):
+        return []
+    return found.source.encode("utf-8").splitlines() if found is not None else []
+
+
+def _text(finding):
+    """The message, after the cell of a notebook's finding."""
+    if finding.get("cell") is None:
+        return finding["text"]
+    return "%s: %s" % (cell_name(finding["cell"]), finding["text"])
 
 
 def sarif_log(findings):
@@ -82,16 +104,18 @@ def sarif_log(findings):
     for finding in findings:
         rule = RULES[finding["code"]]
         region = {"startLine": finding["line"],
-                  "startColumn": _code_point_column(finding["path"], finding["line"],
-                                                    finding["col"], cache)}
-        results.append({
+                  "startColumn": _code_point_column(finding, cache)}
+        result = {
             "ruleId": rule.code,
             "ruleIndex": index[rule.code],
             "level": level(rule),
-            "message": {"text": "%s %s" % (rule.code, finding["text"])},
+            "message": {"text": "%s %s" % (rule.code, _text(finding))},
             "locations": [{"physicalLocation": {"artifactLocation": _artifact(finding["path"]),
                                                 "region": region}}],
-        })
+        }
+        if finding.get("cell") is not None:
+            result["properties"] = {"cell": finding["cell"]}
+        results.append(result)
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -126,8 +150,8 @@ def github_text(findings):
     cache = {}
     for finding in findings:
         rule = RULES[finding["code"]]
-        column = _code_point_column(finding["path"], finding["line"], finding["col"], cache)
+        column = _code_point_column(finding, cache)
         out.append("::%s file=%s,line=%d,col=%d,title=%s::%s\n" % (
             level(rule), _escape_property(finding["path"]), finding["line"], column,
-            _escape_property(rule.code), _escape_data(finding["text"])))
+            _escape_property(rule.code), _escape_data(_text(finding))))
     return "".join(out)

@@ -4,6 +4,7 @@ import os
 
 from doctor.diagnose import relative
 from doctor.sourcefile import read_source
+from flake8_dlworker.notebook import NotebookError, cell_place, parse
 
 SCHEMA = 1
 _STYLE = {"bold": "1", "red": "31", "green": "32", "yellow": "33", "dim": "2", "cyan": "36"}
@@ -66,9 +67,8 @@ class Terminal:
                 self.style(diag.code, "bold", colour), diag.rule.title,
                 "", label, diag.confidence))
             if diag.path:
-                out.append("  at %s" % self.style(
-                    "%s:%s" % (diag.path, diag.line) if diag.line else diag.path, "cyan"))
-                out.extend(self._excerpt(diag.path, diag.line, _source_roots(ev)))
+                out.append("  at %s" % self.style(_place(diag), "cyan"))
+                out.extend(self._excerpt(diag.path, diag.line, _source_roots(ev), diag.cell))
             if diag.evidence:
                 out.append("  evidence:")
                 for item in diag.evidence:
@@ -99,7 +99,8 @@ class Terminal:
         out.extend("    " + x for x in fix["patch"].rstrip("\n").split("\n"))
         return out
 
-    def _excerpt(self, path, line, roots, around=2):
+    def _excerpt(self, path, line, roots, cell=None, around=2):
+        """The lines around ``line`` of the file, or of the notebook's ``cell``."""
         if not line:
             return []
         data, why = read_source(path, roots)
@@ -107,7 +108,8 @@ class Terminal:
             if os.path.lexists(path):
                 return [self.style("  (no excerpt: %s)" % why, "dim")]
             return []
-        lines = data.decode("utf-8", errors="replace").splitlines()
+        lines = _cell_lines(data, cell) if cell is not None else \
+            data.decode("utf-8", errors="replace").splitlines()
         if not 0 < line <= len(lines):
             return []
         found = []
@@ -116,6 +118,24 @@ class Terminal:
             text = "  %s %4d | %s" % (mark, number, lines[number - 1])
             found.append(self.style(text, "bold") if number == line else text)
         return found
+
+
+def _place(diag):
+    """``train.py:14``, a notebook's ``train.ipynb:cell 3:2`` (as ruff prints it)."""
+    if not diag.line:
+        return diag.path
+    if diag.cell is not None:
+        return "%s:%s" % (diag.path, cell_place(diag.cell, diag.line))
+    return "%s:%s" % (diag.path, diag.line)
+
+
+def _cell_lines(data, cell):
+    """The lines of a notebook's cell as it stores them ([] if it is not there)."""
+    try:
+        found = parse(data).cell(cell)
+    except NotebookError:
+        return []
+    return found.source.splitlines() if found is not None else []
 
 
 def _source_roots(ev):

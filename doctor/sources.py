@@ -1,16 +1,21 @@
-"""The Python files under ``doctor check``'s paths, and their findings, on every core.
+"""The Python files and notebooks under ``doctor check``'s paths, and their findings,
+on every core.
 
-Directories are walked as flake8 walks them: ``*.py`` files, skipping the folders and
-files that match an exclude pattern (a glob on the name or on the whole path).
+Directories are walked as flake8 walks them: ``*.py`` files (and ``*.ipynb``
+notebooks), skipping the folders and files that match an exclude pattern (a glob on the
+name or on the whole path).
 """
 import fnmatch
 import os
 
 from doctor.static import file_findings
 
-#: flake8's default excludes, plus virtual environments and build output
+#: flake8's default excludes, plus virtual environments, build output and Jupyter's
+#: saved copies of notebooks
 DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox",
-                   ".eggs", "*.egg", ".venv", "venv", "build", "dist")
+                   ".eggs", "*.egg", ".venv", "venv", "build", "dist", ".ipynb_checkpoints")
+#: what a directory is searched for
+SUFFIXES = (".py", ".ipynb")
 #: below this many files one process is quicker than starting a pool
 PARALLEL_FROM = 32
 
@@ -37,7 +42,7 @@ def python_files(paths, exclude=DEFAULT_EXCLUDE):
         for root, dirs, files in os.walk(path):
             dirs[:] = sorted(d for d in dirs if not excluded(os.path.join(root, d), exclude))
             found += [(os.path.normpath(os.path.join(root, f)), False) for f in sorted(files)
-                      if f.endswith(".py") and not excluded(os.path.join(root, f), exclude)]
+                      if f.endswith(SUFFIXES) and not excluded(os.path.join(root, f), exclude)]
     return found
 
 
@@ -47,7 +52,7 @@ def _one(job):
 
 
 def collect(files, start_method, jobs=None):
-    """[(findings, problem)] for ``python_files``'s list, in its order."""
+    """[(findings, problems)] for ``python_files``'s list, in its order."""
     work = [(path, named, start_method) for path, named in files]
     jobs = jobs or os.cpu_count() or 1
     if jobs < 2 or len(work) < PARALLEL_FROM:

@@ -1,7 +1,15 @@
-"""The checker's findings on a file, as the evidence record carries them."""
+"""The checker's findings on a file, as the evidence record carries them.
+
+A notebook (``.ipynb``) is checked as its code cells end to end
+(:mod:`flake8_dlworker.notebook`). Its findings carry ``cell``, the cell's 0-based
+index in the notebook (nbformat's, markdown cells counted), and ``line`` is the line in
+that cell; people read the cell counted from 1, as ruff prints it
+(:func:`flake8_dlworker.notebook.cell_place`).
+"""
 import ast
 
 from flake8_dlworker.analysis.project import reaches_sibling_workers
+from flake8_dlworker.notebook import NotebookError, cell_place, is_notebook, parse
 from flake8_dlworker.plugin import findings, might_start_workers
 
 
@@ -13,7 +21,8 @@ def static_findings(path, start_method="spawn", source=None):
 
 
 def file_findings(path, start_method="spawn", prefilter=False, source=None):
-    """(findings, problem): ``problem`` is a one-line reason the file was not checked.
+    """(findings, problems): each problem is a one-line reason that the file, or a
+    notebook's cell, was not checked.
 
     ``prefilter`` skips, as flake8 does, a module that mentions nothing that starts
     workers and calls no sibling module at its top level (files found in a directory).
@@ -23,15 +32,53 @@ def file_findings(path, start_method="spawn", prefilter=False, source=None):
         if source is None:
             with open(path, "rb") as handle:
                 source = handle.read()
-        tree = ast.parse(source, path)
     except OSError as exc:
-        return [], "%s: cannot read: %s" % (path, exc.strerror or exc)
+        return [], ["%s: cannot read: %s" % (path, exc.strerror or exc)]
+    if is_notebook(path):
+        return _notebook_findings(path, source, start_method, prefilter)
+    try:
+        tree = ast.parse(source, path)
     except SyntaxError as exc:
-        return [], "%s:%s: not valid Python: %s" % (path, exc.lineno, exc.msg)
+        return [], ["%s:%s: not valid Python: %s" % (path, exc.lineno, exc.msg)]
     except ValueError as exc:
-        return [], "%s: not a Python file: %s" % (path, exc)
+        return [], ["%s: not a Python file: %s" % (path, exc)]
     text = source.decode("utf-8", "replace")
     if prefilter and not (might_start_workers(text) or reaches_sibling_workers(tree, path)):
-        return [], None
+        return [], []
     return [{"path": path, "line": f.line, "col": f.col + 1, "code": f.code, "text": f.text}
-            for f in findings(tree, path, start_method)], None
+            for f in findings(tree, path, start_method)], []
+
+
+def _notebook_findings(path, data, start_method, prefilter):
+    """(findings, problems) for a notebook's bytes: each finding at its cell and line; a
+    cell that is not valid Python is a problem, and the other cells are still checked."""
+    try:
+        book, tree = parse_notebook(path, data)
+    except ValueError as exc:
+        return [], [str(exc)]
+    problems = ["%s:%s: %s" % (path, cell_place(cell, line), why)
+                for cell, line, why in book.skipped]
+    if prefilter and not (might_start_workers(book.source)
+                          or reaches_sibling_workers(tree, path)):
+        return [], problems
+    found = []
+    for f in findings(tree, path, start_method, notebook=True):
+        cell, line = book.locate(f.line)
+        found.append({"path": path, "cell": cell, "line": line, "col": f.col + 1,
+                      "code": f.code, "text": f.text})
+    return found, problems
+
+
+def parse_notebook(path, data):
+    """(Notebook, its syntax tree); ValueError, with a one-line reason that names
+    ``path``, when the file is not a notebook or its cells do not make one module."""
+    try:
+        book = parse(data)
+    except NotebookError as exc:
+        raise ValueError("%s: %s" % (path, exc))
+    try:
+        return book, ast.parse(book.source, path)
+    except SyntaxError as exc:  # each cell parses alone: the cells do not fit together
+        cell, line = book.locate(exc.lineno or 1) or (book.cells[-1].index, 1)
+        raise ValueError("%s:%s: not valid Python: %s" % (path, cell_place(cell, line),
+                                                          exc.msg))

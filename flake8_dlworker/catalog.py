@@ -873,9 +873,11 @@ _add(Rule(
     '''),
     what_it_does=_doc('''
         Checks for a class or function defined inside the `if __name__ == "__main__":`
-        block, or anywhere in a package's `__main__.py`, that a `DataLoader` with workers
-        sends to its worker processes (as the dataset, part of it, `collate_fn` or
-        `worker_init_fn`).
+        block, anywhere in a package's `__main__.py`, or at the top level of a Jupyter
+        notebook's cell (`doctor check notebook.ipynb`, `nbqa flake8`), that a
+        `DataLoader` with workers sends to its worker processes (as the dataset, part of
+        it, `collate_fn` or `worker_init_fn`). In a notebook the finding is at the
+        definition's name, in the cell to move into a module beside the notebook.
     '''),
     why_bad=_doc('''
         Under `spawn` and `forkserver` the parent pickles the object by reference

@@ -7,6 +7,7 @@ from flake8_dlworker.analysis import analyze_module, frameworks
 from flake8_dlworker.analysis.loaders import is_dataloader_call, may_have_workers
 from flake8_dlworker.analysis.project import Project, reaches_sibling_workers
 from flake8_dlworker.catalog import RULES
+from flake8_dlworker.notebook import is_nbqa_script
 from flake8_dlworker.rules import cuda, options, pickling, sharding, state, unguarded
 
 START_METHODS = ("spawn", "forkserver", "fork")
@@ -30,8 +31,13 @@ class Host(NamedTuple):
     cpus: Optional[int] = None
 
 
-def findings(tree, filename, start_method="spawn", host=Host()):
+def findings(tree, filename, start_method="spawn", host=Host(), notebook=False):
     """Every finding for one parsed module, without the prefilter.
+
+    ``notebook``: the module is a notebook's code cells end to end
+    (:mod:`flake8_dlworker.notebook`): its definitions live in the kernel's
+    ``__main__``, which no worker can import (DLW104), and no worker re-runs its
+    top-level code (no DLW101).
 
     The cyclic garbage collector is paused while the module is analysed: each of its
     passes would walk the whole syntax tree again, which on a large module costs more
@@ -39,18 +45,19 @@ def findings(tree, filename, start_method="spawn", host=Host()):
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _findings(tree, filename, start_method, host)
+        return _findings(tree, filename, start_method, host, notebook)
     finally:
         if paused:
             gc.enable()
 
 
-def _findings(tree, filename, start_method, host):
+def _findings(tree, filename, start_method, host, notebook):
     project = Project(filename)  # sibling modules, read lazily and at most once each
-    facts = analyze_module(tree, filename, project)
+    facts = analyze_module(tree, filename, project, notebook)
     found = []
     if start_method != "fork":
-        found.extend(unguarded.check(facts, project))
+        if not notebook:
+            found.extend(unguarded.check(facts, project))
         found.extend(pickling.check(facts, start_method, project))
     if frameworks.uses_frameworks(facts):
         found.extend(options.check_framework_options(facts))
@@ -135,9 +142,13 @@ class DataLoaderWorkerChecker:
         cls.host = Host(ram_gb, options.dlw_min_ram_gb, max_workers, cpus)
 
     def run(self):
+        """``nbqa flake8 notebook.ipynb`` hands flake8 a script of the notebook's cells,
+        beside the notebook, and maps each line back to its cell: that script is checked
+        as a notebook."""
         if not (might_start_workers("".join(self._lines))
                 or reaches_sibling_workers(self._tree, self._filename)):
             return
-        for finding in findings(self._tree, self._filename, self.start_method, self.host):
+        for finding in findings(self._tree, self._filename, self.start_method, self.host,
+                                notebook=is_nbqa_script(self._lines)):
             yield (finding.line, finding.col, "%s %s" % (finding.code, finding.text),
                    type(self))

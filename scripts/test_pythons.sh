@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 TESTS="tests/test_flake8_plugin.py tests/test_fixtures_flake8.py tests/test_rule_examples.py
        tests/test_flow.py tests/test_explain.py tests/test_explain_untrusted.py
        tests/test_logparse.py tests/test_check_formats.py tests/test_platforms.py
-       tests/test_generated_code.py tests/test_stdlib.py tests/test_docs.py"
+       tests/test_generated_code.py tests/test_stdlib.py tests/test_docs.py
+       tests/test_notebook_check.py"
 
 find_python() {
     # pyenv's versions first: its shim on PATH answers only for the selected versions

@@ -1,4 +1,5 @@
-"""The target's main process: ``python -m doctor.agent.boot (SCRIPT | -m MODULE) ARGS``.
+"""The target's main process: ``python -m doctor.agent.boot (SCRIPT | -m MODULE) ARGS``
+(a notebook: :mod:`doctor.agent.notebook`).
 
 Forces the start method, installs the hooks, then runs the target exactly as
 ``python SCRIPT`` / ``python -m MODULE`` would, as ``__main__``, with its own
@@ -17,6 +18,9 @@ from flake8_dlworker import platforms
 
 def main(argv):
     line_buffered(sys.stdout)
+    if argv[0].endswith(".ipynb"):  # its kernel is the main process (doctor.agent.kernel)
+        from doctor.agent import notebook
+        sys.exit(notebook.run(argv[0]))
     method = os.environ.get(START_METHOD, "spawn")
     multiprocessing.set_start_method(method, force=True)
     dump_to = stack_file()

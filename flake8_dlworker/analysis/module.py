@@ -18,6 +18,7 @@ GUARD = "guard"        # inside ``if __name__ == "__main__":``: missing in ``__m
 LOCAL = "local"        # inside a function body: ``f.<locals>.X`` cannot be pickled
 CLASS = "class"        # a class body: a method, reached through its instance
 MAIN_FILE = "main_file"  # a package's ``__main__.py``: not re-imported in workers
+NOTEBOOK = "notebook"    # a notebook cell: the kernel's ``__main__``, never re-imported
 
 
 #: nodes with nothing below them that any rule reads: not worth a trip through the stack
@@ -179,11 +180,18 @@ def is_inverted_guard(stmt):
     return isinstance(stmt, ast.If) and _compares_main(stmt.test, ast.NotEq)
 
 
-def analyze_module(tree, filename, project=None):
+def analyze_module(tree, filename, project=None, notebook=False):
+    """``notebook``: the tree is a notebook's code cells end to end. They run in the
+    kernel's ``__main__``, where ``__name__ == "__main__"`` holds, so a guard is an
+    ordinary ``if``, and no worker re-runs or re-imports any of it."""
     facts = ModuleFacts(filename, tree)
     facts.project = project
     walker = _Walker(facts)
     module = facts.module
+    if notebook:
+        for stmt in tree.body:
+            walker.top(stmt, NOTEBOOK)
+        return facts
     top_place = MAIN_FILE if facts.is_main_file else MODULE
     for stmt in tree.body:
         guarded, unguarded = None, [stmt]
@@ -207,9 +215,9 @@ class _Walker:
         self.facts = facts
 
     def top(self, stmt, place):
-        # A package's __main__.py is not re-run in workers (spawn skips
-        # "__main__" module names), so its module-level code starts nothing twice.
-        owner = None if place == MAIN_FILE else stmt
+        # A package's __main__.py and a notebook are not re-run in workers (spawn skips
+        # "__main__" module names), so their module-level code starts nothing twice.
+        owner = None if place in (MAIN_FILE, NOTEBOOK) else stmt
         if owner is not None:
             self.facts.top_statements.append(stmt)
         self.visit(stmt, self.facts.module, owner, place)

@@ -3,8 +3,8 @@
 Under spawn and forkserver the loader pickles its dataset, sampler, batch sampler,
 collate_fn and worker_init_fn into every worker.  Functions and classes pickle by
 qualified name, so a lambda (DLW102), a function or class defined in a function
-body (DLW103), and one defined only in the ``__main__`` guard or a package's
-``__main__.py`` (DLW104) cannot reach a worker.
+body (DLW103), and one defined only in the ``__main__`` guard, a package's
+``__main__.py`` or a notebook cell (DLW104) cannot reach a worker.
 """
 import ast
 import os
@@ -14,7 +14,7 @@ from flake8_dlworker.analysis.flow import (
     argument_for_parameter, default_for_parameter, unpacked_keywords)
 from flake8_dlworker.analysis.loaders import (
     SENT_TO_WORKERS, forces_fork, is_dataloader_call, may_have_workers, sent_to_workers)
-from flake8_dlworker.analysis.module import GUARD, LOCAL, MAIN_FILE
+from flake8_dlworker.analysis.module import GUARD, LOCAL, MAIN_FILE, NOTEBOOK
 from flake8_dlworker.analysis.names import PARTIAL
 from flake8_dlworker.analysis.processes import pickled_callables
 from flake8_dlworker.catalog import RULES
@@ -28,7 +28,10 @@ _CONSUMERS = frozenset(("sorted", "min", "max", "sum", "any", "all", "list", "tu
 _DEFINED_IN = {
     GUARD: ("inside the __main__ guard", "define it at module level above the guard"),
     MAIN_FILE: ("in __main__.py", "move it to an importable module"),
+    NOTEBOOK: ("in a notebook cell", "move it into a module beside the notebook and import it"),
 }
+#: the words before a definition's name, for reporting at the name
+_KEYWORD = {ast.ClassDef: "class ", ast.FunctionDef: "def ", ast.AsyncFunctionDef: "async def "}
 
 
 #: methods whose function argument runs in the main process and is not kept: Hugging
@@ -70,6 +73,13 @@ def _pickled(facts):
                 yield expr, name, expr_scope
 
 
+def _name_at(node):
+    """(line, column) of a definition's name, as ``class Name`` is written with one
+    space. A notebook's DLW104 is reported there: the cell to move into a module is the
+    one that defines it, often far from the cell that builds the loader."""
+    return node.lineno, node.col_offset + len(_KEYWORD[type(node)])
+
+
 def _role_text(role):
     return "part of the dataset" if role == "dataset" else role
 
@@ -82,7 +92,7 @@ class _Tracer:
     def __init__(self, facts, method, top, role, project):
         self.facts = facts
         self.method = method
-        self.top = top          # DLW103/104 are reported at the loader's argument
+        self.top = top          # DLW103/104 are reported at it (a notebook's DLW104: _name_at)
         self.role = role
         self.findings = []
         self.visited = set()
@@ -177,7 +187,10 @@ class _Tracer:
             code = "DLW104"
         else:
             return
-        self.findings.append(Finding(top.lineno, top.col_offset, code, text))
+        line, col = top.lineno, top.col_offset
+        if binding.place == NOTEBOOK:
+            line, col = _name_at(binding.value)
+        self.findings.append(Finding(line, col, code, text))
 
     def _call(self, call, scope, role, depth):
         facts = self.facts
