@@ -755,7 +755,8 @@ def _describe_definition(obj, failure, pickling):
         elif mode == _MainReach.PACKAGE_MAIN:
             where = "%s, in a package's __main__.py run with -m" % _where(file, line)
         else:
-            where = " in an interactive __main__, which workers cannot import"
+            where = (" in an interactive session (a notebook cell, IPython or the REPL), "
+                     "whose __main__ workers cannot import: move it into a module")
         return "%s '%s'%s" % (kind, qualname, where), "DLW104", file, line
     if getattr(obj, "__name__", None) == "<lambda>":
         return "lambda" + _where(file, line), "DLW102", file, line

@@ -120,3 +120,28 @@ def test_a_notebook_takes_no_arguments(tmp_path):
     status, _report, _out, err, _left = run_doctor(["nb.ipynb", "--epochs", "1"], tmp_path)
     assert status == 2 and err == "doctor: error: a notebook takes no arguments (got " \
         "--epochs 1)\n", err
+
+
+PLUGIN_CELLS = [
+    "import torch\nfrom torch.utils.data import DataLoader, Dataset\n"
+    "from flake8_dlworker.pytest_plugin import DataLoaderDoctor",
+    "class Squares(Dataset):\n    def __len__(self):\n        return 4\n\n"
+    "    def __getitem__(self, i):\n        return torch.tensor(float(i))",
+    "try:\n    DataLoaderDoctor('spawn').check(DataLoader(Squares(), num_workers=2))\n"
+    "except BaseException as exc:\n    print('FAILED:', type(exc).__name__, exc)",
+]
+
+
+def test_the_pytest_check_names_a_class_from_a_notebook_cell(tmp_path):
+    """As under ipytest: the fixture's check, called in a kernel, on a cell's class."""
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in PLUGIN_CELLS])
+    NotebookClient(book, timeout=PATIENCE_S, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    text = "".join(out.get("text", "") for out in book.cells[2].outputs)
+    assert text.startswith("FAILED: Failed DLW104 "), text
+    assert "dataset: instance of class 'Squares' in an interactive session (a notebook " \
+           "cell, IPython or the REPL), whose __main__ workers cannot import" in text, text
+    assert "error: AttributeError: Can't get attribute 'Squares' on <module '__main__'" in text

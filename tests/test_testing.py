@@ -562,7 +562,8 @@ def test_dlw104_package_main_and_interactive(tmp_path):
     ((culprit, exitcode),), stderr = _run_child_check(tmp_path, ["-c", code], tmp_path)
     assert culprit["code"] == "DLW104"
     assert culprit["what"] == (
-        "instance of class 'Numbers' in an interactive __main__, which workers cannot import")
+        "instance of class 'Numbers' in an interactive session (a notebook cell, IPython or "
+        "the REPL), whose __main__ workers cannot import: move it into a module")
     assert exitcode == 1 and culprit["error"] in stderr
 
 
