@@ -145,3 +145,26 @@ def test_the_pytest_check_names_a_class_from_a_notebook_cell(tmp_path):
     assert "dataset: instance of class 'Squares' in an interactive session (a notebook " \
            "cell, IPython or the REPL), whose __main__ workers cannot import" in text, text
     assert "error: AttributeError: Can't get attribute 'Squares' on <module '__main__'" in text
+
+
+HANG_CELLS = [
+    "from torch.utils.data import DataLoader\nfrom dlw206_hang import Waiting",
+    "for batch in DataLoader(Waiting(), batch_size=4, num_workers=1):\n"
+    "    print(batch.sum().item())",
+]
+
+
+def test_timeout_ends_the_kernel_and_its_workers_and_names_the_stuck_worker(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    shutil.copy(Path(__file__).resolve().parents[1] / "fixtures" / "runtime" / "dlw206_hang.py",
+                tmp_path)
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in HANG_CELLS])
+    nbformat.write(book, str(tmp_path / "hang.ipynb"))
+    status, report, _out, err, left = run_doctor(["--json", "--timeout", "40", "hang.ipynb"],
+                                                 tmp_path, limit=PATIENCE_S)
+    assert not left, left  # the kernel and its worker were ended
+    assert (status, report["outcome"]) == (1, "timeout"), err[-3000:]
+    first = report["diagnoses"][0]
+    assert (first["code"], first["path"], first["line"]) == ("DLW206", "dlw206_hang.py", 17), \
+        report["diagnoses"]
+    assert "\n6.0\n" in err  # the first batch, printed by the cell, came through
