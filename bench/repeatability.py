@@ -60,8 +60,14 @@ def main():
     if not cases:
         parser.error("no such crashing fixture: %s" % " ".join(args.fixtures))
     jobs = [(name, target, cwd) for name, target, cwd in cases for _ in range(args.runs)]
-    with ThreadPoolExecutor(args.jobs) as pool:
-        answers = list(pool.map(lambda job: (job[0], answer(job[1], job[2])), jobs))
+
+    def one(job):
+        got = answer(job[1], job[2])
+        print("%s: %s" % (job[0], ", ".join(map(str, got))), file=sys.stderr, flush=True)
+        return job[0], got
+
+    with ThreadPoolExecutor(args.jobs) as pool:  # each answer on stderr as it comes
+        answers = list(pool.map(one, jobs))
     seen = collections.OrderedDict((name, collections.Counter()) for name, _t, _c in cases)
     for name, got in answers:
         seen[name][got] += 1
