@@ -26,6 +26,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/analysis_cost.py
 	$(BIN)/python bench/large_module.py
 	$(BIN)/python bench/doctor_bench.py
+	$(BIN)/python bench/memory_bench.py
 	$(BIN)/python bench/explain_bench.py
 	$(BIN)/python bench/fixture_bench.py
 

@@ -18,7 +18,7 @@ from doctor.evidence import Evidence
 START_METHODS = ("spawn", "forkserver", "fork")
 CHECK_FORMATS = ("text", "json", "sarif", "github")
 #: run options that take a value, for splitting the doctor's options from the script's
-_VALUED = ("--start-method", "--timeout", "--max-batches", "--max-rounds")
+_VALUED = ("--start-method", "--timeout", "--max-batches", "--max-rounds", "--plot")
 
 RUN_USAGE = "python -m doctor [options] (SCRIPT | -m MODULE) [ARGS...]"
 DESCRIPTION = """\
@@ -75,6 +75,14 @@ def _positive_int(text):
     return value
 
 
+def _plot_file(text):
+    from doctor import memory_plot
+
+    if memory_plot.suffix(text) is None:
+        raise argparse.ArgumentTypeError("%r: give a .png or .svg file" % text)
+    return text
+
+
 def run_parser():
     parser = _Parser(prog="python -m doctor", usage=RUN_USAGE, description=DESCRIPTION,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -91,6 +99,9 @@ def run_parser():
                              "the script's own output goes to stderr")
     parser.add_argument("-m", dest="module", metavar="MODULE",
                         help="run a module as python -m does, in place of SCRIPT")
+    parser.add_argument("--plot", type=_plot_file, metavar="FILE.png|FILE.svg",
+                        help="also draw each process's memory over the run to this file "
+                             "(needs matplotlib: the extra [plot])")
     # patches (doctor.patches)
     parser.add_argument("--verify", action="store_true",
                         help="re-run a patched copy of the script to prove each patch")
@@ -294,6 +305,8 @@ def cmd_run(options, target):
         path = target[0]
     if options.force and not options.apply:
         raise UsageError("--force only goes with --apply")
+    if options.plot and not _plot_ready():
+        return 2
     signals.install()
     check_script(path)
     if notebook_run.is_notebook(path):
@@ -315,6 +328,7 @@ def cmd_run(options, target):
     else:
         propose(ev, diagnoses, options.start_method)
     status = _report(ev, diagnoses, options.json)
+    _plot(options.plot, ev, path)
     return signals.exit_status() if signals.received() is not None else status
 
 
@@ -341,7 +355,34 @@ def _run_notebook(options, path, args):
                          do_apply=options.apply, force=options.force,
                          timeout=options.timeout)
     status = _report(ev, diagnoses, options.json)
+    _plot(options.plot, ev, path)
     return signals.exit_status() if signals.received() is not None else status
+
+
+def _plot_ready():
+    """--plot: whether matplotlib imports, checked before the run; if not, one line."""
+    from doctor import memory_plot
+
+    if memory_plot.importable():
+        return True
+    print(memory_plot.MISSING, file=sys.stderr)
+    return False
+
+
+def _plot(plot, ev, path):
+    """--plot: the memory timeline, written after the report; a file that cannot be
+    written is one line on stderr and leaves the exit status as it is."""
+    if not plot:
+        return
+    from doctor import memory_plot
+
+    try:
+        memory_plot.write(ev.memory, plot, os.path.basename(path))
+    except OSError as exc:
+        print("doctor: not written: %s: %s" % (plot, exc.strerror or exc), file=sys.stderr)
+    except Exception as exc:  # matplotlib's own failure: the report is out already
+        print("doctor: not written: %s: %s: %s" % (plot, type(exc).__name__, exc),
+              file=sys.stderr)
 
 
 def _report(ev, diagnoses, as_json):

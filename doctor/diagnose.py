@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from doctor import forecast
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.notebook import cell_place
 
@@ -494,6 +495,9 @@ def dlw201(ev):
         peaks = [w.peak_rss_gb for w in ev.workers if w.peak_rss_gb is not None]
         if len(peaks) > 1:
             evidence.append("peak RSS per worker: " + ", ".join("%.2f GiB" % p for p in peaks))
+        predicted = forecast.for_run(ev)  # which worker grew, how fast, and how far
+        if predicted is not None:
+            evidence.extend(predicted.text())
         # SIGKILL is what the OOM killer sends; memory nearly gone makes it certain
         tight = (worker.available_gb is not None and avail
                  and worker.available_gb < 0.05 * avail)

@@ -71,6 +71,9 @@ class Evidence:
     stacks: List[str] = field(default_factory=list)       # faulthandler dumps
     workers: List[WorkerExit] = field(default_factory=list)
     probe: List[dict] = field(default_factory=list)       # pickle-probe culprits
+    #: what each worker receives, pickled as spawn does: {key, role, bytes, seconds,
+    #: workers} per loader and part (dataset, collate_fn, worker_init_fn)
+    payload: List[dict] = field(default_factory=list)
     loaders: List[dict] = field(default_factory=list)
     static: List[dict] = field(default_factory=list)      # checker findings
     host: dict = field(default_factory=dict)
@@ -81,6 +84,10 @@ class Evidence:
     timeout_s: Optional[float] = None
     #: the combined fix of every diagnosis and its rounds (doctor.patches.rounds)
     fix: Optional[dict] = None
+    #: each process's RSS over the run, and the batches (doctor.memory); runs only
+    memory: Optional[dict] = None
+    #: doctor.forecast.Forecast of the run, when a worker's memory rose steadily
+    forecast: Optional[object] = None
 
     def all_exceptions(self):
         """Every exception printed, each chain in order, worker originals after theirs."""

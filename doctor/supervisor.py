@@ -20,7 +20,7 @@ import uuid
 
 import psutil
 
-from doctor import process_tree, signals, status
+from doctor import forecast, memory, process_tree, signals, status
 from doctor.agent import EVENTS, MAX_BATCHES, START_METHOD, stack_path
 from doctor.evidence import Evidence, WorkerExit, read_events
 from doctor.logparse import MAX_LINE, LogParser
@@ -32,6 +32,7 @@ DRAIN_S = 15.0       # after the tree ended, for the output pipes to reach their
 END_BOUND_S = 15.0   # for ending every process of the run
 DUMP_WAIT_S = 3.0    # for the processes asked for their stacks to write them
 CHUNK = 64 * 1024
+NO_TIMELINE = "DLW_DOCTOR_NO_TIMELINE"
 _GIB = 1024 ** 3
 
 
@@ -50,6 +51,7 @@ class Run:
         self._parser_lock = threading.Lock()
         self.peak_rss = {}                  # pid -> bytes
         self.rss_series = {}                # pid -> [(seconds, bytes)] as RSS changed
+        self.timeline = None                # doctor.memory.Timeline, from the start
         self.started = None
         self.last_available = {}            # pid -> host bytes available when last seen
         self.seen = {}                      # pid -> psutil.Process (create time pinned)
@@ -86,6 +88,8 @@ class Run:
         if self.max_batches:
             env[MAX_BATCHES] = str(self.max_batches)
         started = self.started = time.monotonic()
+        # DLW_DOCTOR_NO_TIMELINE: for bench/memory_bench.py, which measures its cost
+        self.timeline = None if os.environ.get(NO_TIMELINE) else memory.Timeline(started)
         if signals.received() is not None:  # ended before it began
             return self._evidence("stopped", [], 0.0)
         self.proc = subprocess.Popen(
@@ -178,6 +182,8 @@ class Run:
                 continue
             if event.get("event") == "batch":
                 self.batches[event.get("key")] = event.get("n", 0)
+                if self.timeline is not None:
+                    self.timeline.add_batches(sum(self.batches.values()))
             self.last_progress = time.monotonic()
         return offset + end
 
@@ -247,10 +253,15 @@ class Run:
                 continue
             if rss > self.peak_rss.get(proc.pid, 0):
                 self.peak_rss[proc.pid] = rss
+            if self.timeline is not None:
+                self.timeline.add(proc.pid, rss, None if proc.pid in self.timeline.names
+                                  else _name(proc))
             series = self.rss_series.setdefault(proc.pid, [])
             if not series or abs(rss - series[-1][1]) > 0.1 * series[-1][1]:
                 series.append((time.monotonic() - (self.started or 0), rss))
             self.last_available[proc.pid] = available
+        if self.timeline is not None and available is not None:
+            self.timeline.available = available
 
     def _alive(self):
         return sum(1 for p in self.seen.values() if process_tree.alive(p))
@@ -328,7 +339,15 @@ class Run:
             if e.get("event") == "workers" and e.get("key") in by_key:
                 by_key[e["key"]].setdefault("pids", []).extend(e["pids"])
         ev.probe = [e for e in events if e.get("event") == "probe"]
+        ev.payload = [{k: e.get(k) for k in ("key", "role", "bytes", "seconds", "workers")}
+                      for e in events if e.get("event") == "payload"]
         ev.workers = self._workers(events)
+        if self.timeline is not None:
+            main = next((e["pid"] for e in events if e.get("event") == "main_start"), None)
+            ev.memory = self.timeline.to_json(main, {
+                e["pid"]: e.get("worker_id") for e in events
+                if e.get("event") == "worker_start"})
+            ev.forecast = forecast.for_run(ev)
         ev.hints["elapsed_s"] = elapsed
         ev.hints["batches"] = sum(1 for e in events if e.get("event") == "batch")
         if self.last_progress is not None:  # seconds from the last progress to the end
@@ -360,6 +379,20 @@ class Run:
             if self.last_available.get(pid) is not None:
                 worker.available_gb = self.last_available[pid] / _GIB
         return list(found.values())
+
+
+def _name(proc):
+    """A short name for a process of the run that is neither main nor a worker."""
+    try:
+        command = " ".join(proc.cmdline())
+    except psutil.Error:
+        return None
+    for marker, name in (("resource_tracker", "resource tracker"),
+                         ("forkserver", "fork server"), ("ipykernel", "kernel launcher"),
+                         ("doctor.agent.boot", "doctor agent")):
+        if marker in command:
+            return name
+    return None
 
 
 def _stack_dumps(folder):

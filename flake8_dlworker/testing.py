@@ -94,13 +94,20 @@ def find_unpicklable(obj, root="obj"):
     As when spawn starts a worker, torch moves the CPU tensors it pickles into
     shared memory; nothing else of ``obj`` changes.
     """
+    return measure(obj, root)[0]
+
+
+def measure(obj, root="obj"):
+    """(``find_unpicklable``'s answer, the bytes a spawned worker receives for ``obj``, or
+    None when it cannot be pickled). The size is that of the one pickling spawn does
+    for each worker, counted as it is written, never kept."""
     if _is_dataloader(obj):
-        return find_unpicklable_in_loader(obj, root)
+        return find_unpicklable_in_loader(obj, root), None
     with _SpawnPickling() as pickling:
         failure = pickling.dump(obj)
         if failure is None:
-            return None
-        return _Search(pickling).run(obj, root, failure)
+            return None, pickling.size
+        return _Search(pickling).run(obj, root, failure), None
 
 
 def loader_payload(loader):
@@ -185,6 +192,7 @@ class _SpawnPickling:
         self.dumps = 0
         self.main = None
         self.pickler = None
+        self.size = None   # bytes of the last dump that succeeded
 
     def __enter__(self):
         from multiprocessing import context, reduction
@@ -223,8 +231,9 @@ class _SpawnPickling:
         self.dumps += 1
         popen = _ProbePopen()
         self._context.set_spawning_popen(popen)
+        sink = _Sink()
         try:
-            pickler = self.pickler(_Sink(), None)
+            pickler = self.pickler(sink, None)
             pickler.dump(obj)
             # spawn frees its pickler, and every temporary the pickling made, before
             # the child starts and receives the descriptors
@@ -236,6 +245,7 @@ class _SpawnPickling:
         for fd, handed in popen.fds:
             if handed is not None and _file_id(fd) != handed:
                 return _ChildFailure(obj, "fd", fd)
+        self.size = sink.size
         return None
 
 

@@ -152,7 +152,7 @@ def test_json_has_exactly_the_specified_keys(tmp_path):
         ["--json", "--start-method", "forkserver", "train.py"], tmp_path)
     assert status == 1 and not left, err[-2000:]
     assert set(report) == {"schema", "target", "start_method", "outcome", "exit_code", "notes",
-                           "diagnoses", "host", "fix"}
+                           "diagnoses", "host", "fix", "memory", "payload"}
     assert set(report["fix"]) == {"patch", "verified", "files", "rounds"}
     assert report["fix"]["verified"] is None  # not re-run without --verify
     assert (report["target"], report["start_method"], report["outcome"]) == (

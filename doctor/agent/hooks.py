@@ -191,8 +191,10 @@ def _user_site():
 
 
 def _probe(loader):
+    """Pickle what each worker receives as spawn does: the first part that cannot
+    travel (event ``probe``), else its size and the time it took (event ``payload``)."""
     try:
-        from flake8_dlworker.testing import find_unpicklable
+        from flake8_dlworker.testing import measure
     except ImportError as exc:  # the probe must never be why the script fails
         emit("probe_error", error="%s: %s" % (type(exc).__name__, exc))
         return
@@ -202,10 +204,14 @@ def _probe(loader):
             continue
         started = time.perf_counter()
         try:
-            culprit = find_unpicklable(obj, root=role)
+            culprit, size = measure(obj, root=role)
         except Exception as exc:  # the probe must never be why the script fails
             emit("probe_error", role=role, error="%s: %s" % (type(exc).__name__, exc))
             continue
+        if size is not None:
+            emit("payload", key=getattr(loader, "_dlw_key", None), role=role, bytes=size,
+                 seconds=round(time.perf_counter() - started, 4),
+                 workers=loader.num_workers)
         if culprit is not None:
             fields = culprit._asdict()
             fields["describe"] = str(culprit)

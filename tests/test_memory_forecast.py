@@ -1,0 +1,90 @@
+"""The memory timeline, what each worker receives, and the forecast: a real worker whose
+cache grows until a real SIGKILL, a run stopped by --max-batches before it, and the
+fit itself on timelines made by hand."""
+import re
+from pathlib import Path
+
+import pytest
+
+import needs
+from doctor.forecast import forecast
+from doctor_run import run_doctor
+
+RUNTIME = Path(__file__).resolve().parents[1] / "fixtures" / "runtime"
+PATIENCE_S = 600
+
+
+def _timeline(worker_rss, batches, available=8.0):
+    """A ``memory`` dict: one worker sampled once per second, ``batches[i]`` delivered
+    by second i."""
+    seconds = list(range(len(worker_rss)))
+    return {"unit": "GiB", "available_gb": available,
+            "processes": [{"pid": 1, "role": "main", "t": seconds,
+                           "rss_gb": [0.3] * len(seconds)},
+                          {"pid": 2, "role": "worker 3", "t": seconds, "rss_gb": worker_rss}],
+            "batches": {"t": seconds, "count": batches}}
+
+
+def test_a_steady_rise_gives_the_rate_per_batch_and_the_batches_left():
+    rss = [0.5 + 0.01 * i for i in range(20)]          # 10 MiB more every second
+    found = forecast(_timeline(rss, [10 * i for i in range(20)], available=7.6))
+    (growth,) = found.growing
+    assert growth.role == "worker 3"
+    assert growth.per_batch_gb == pytest.approx(0.001)   # 1 MiB per batch
+    assert found.batches_left == 7600 and found.batches_seen == 190
+    assert found.text()[-1] == ("forecast: at this rate worker 3 reaches the 7.60 GiB "
+                                "available after about 7,600 more batches (190 seen so far)")
+
+
+@pytest.mark.parametrize("rss", [
+    [0.5] * 20,                                          # flat
+    [0.5 + 0.001 * i for i in range(20)],               # rises 19 MiB: allocator noise
+    [0.5 + (0.2 if i % 2 else 0) for i in range(20)],   # jumps up and down: not steady
+    [0.9 - 0.02 * i for i in range(20)],                # falls
+    [0.5, 0.6, 0.7],                                     # too few points
+])
+def test_no_forecast_without_a_steady_rise(rss):
+    assert forecast(_timeline(rss, [10 * i for i in range(len(rss))])) is None
+
+
+def test_samples_after_until_are_not_used():
+    rss = [0.5] * 10 + [0.5 + 0.1 * i for i in range(10)]  # the rise starts at 10 s
+    memory = _timeline(rss, [10 * i for i in range(20)])
+    assert forecast(memory, until=9) is None
+    assert forecast(memory) is not None
+
+
+@needs.torch
+def test_a_growing_worker_killed_by_sigkill_is_named_with_its_rate_and_forecast():
+    status, report, _out, err, left = run_doctor(["--json", "dlw201_cache_grows.py"], RUNTIME,
+                                                 limit=PATIENCE_S)
+    assert not left, left
+    assert status == 1 and report["outcome"] == "crashed", err[-3000:]
+    first = report["diagnoses"][0]
+    assert (first["code"], first["line"]) == ("DLW201", 33), report["diagnoses"]
+    evidence = "\n".join(first["evidence"])
+    # 8 MiB per sample in worker 0, one sample of each batch of 2 is worker 0's: about
+    # 8 MiB per batch the loader delivers (the samples are taken as batches arrive)
+    rate = re.search(r"worker 0 grew from [\d.]+ MiB to [\d.]+ MiB RSS, ([\d.]+) MiB per "
+                     r"batch, steadily", evidence)
+    assert rate and 6 < float(rate.group(1)) < 10, evidence
+    assert "forecast: at this rate worker 0 reaches the " in evidence, evidence
+    assert report["forecast"]["growing"][0]["role"] == "worker 0"
+    memory = report["memory"]
+    roles = [p["role"] for p in memory["processes"]]
+    assert roles[:3] == ["main", "worker 0", "worker 1"], roles
+    grown = memory["processes"][1]["rss_gb"]
+    assert max(grown) - grown[0] > 0.3  # the timeline shows the growth
+
+
+@needs.torch
+def test_a_run_stopped_by_max_batches_still_forecasts_and_says_what_workers_receive():
+    status, report, _out, err, left = run_doctor(
+        ["--json", "--max-batches", "40", "dlw201_cache_grows.py"], RUNTIME, limit=PATIENCE_S)
+    assert not left, left
+    assert report["outcome"] == "stopped" and report["diagnoses"] == [], err[-3000:]
+    assert report["forecast"]["growing"][0]["role"] == "worker 0"
+    assert report["forecast"]["batches_left"] > 40
+    payload = {p["role"]: p for p in report["payload"]}
+    assert set(payload) == {"dataset", "collate_fn"}
+    assert payload["dataset"]["bytes"] > 0 and payload["dataset"]["workers"] == 2
