@@ -141,11 +141,14 @@ RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "processes.jso
 
 def _descendants(me):
     found = {}
+    own = " ".join(me.cmdline())
     for proc in me.children(recursive=True):
         try:
             cmdline = " ".join(proc.cmdline())
             if proc.status() == psutil.STATUS_ZOMBIE:
                 continue
+            if cmdline == own:
+                continue  # forked and not yet exec'd (the fork server starting)
             if "multiprocessing.resource_tracker" in cmdline or (
                     "multiprocessing.forkserver import main" in cmdline
                     and proc.ppid() == me.pid):
@@ -350,6 +353,19 @@ def _line_of(source, marker):
 def _write_project(pytester, tests):
     pytester.makepyfile(loaders=LOADERS, conftest=CONFTEST)
     return pytester.makepyfile(test_loaders=tests).read_text()
+
+
+def _warm_workers(runner, runner_pid):
+    """The workers the warm server forked under ``runner`` (not the server itself); a
+    process that exits while it is read is skipped."""
+    found = []
+    for child in runner.children(recursive=True):
+        try:
+            if WARM_WORKER in " ".join(child.cmdline()) and child.ppid() != runner_pid:
+                found.append(child)
+        except psutil.Error:  # gone, or a zombie, since children() listed it
+            continue
+    return found
 
 
 def _records(pytester):
@@ -618,8 +634,7 @@ def test_ctrl_c_during_a_check_ends_its_workers(pytester):
             # both workers started, and both are inside __getitem__
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.2)
-            workers = [p for p in runner.children(recursive=True)  # not the server
-                       if WARM_WORKER in " ".join(p.cmdline()) and p.ppid() != proc.pid]
+            workers = _warm_workers(runner, proc.pid)
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=600)
     finally:
