@@ -21,6 +21,13 @@ def main(argv):
     if argv[0].endswith(".ipynb"):  # its kernel is the main process (doctor.agent.kernel)
         from doctor.agent import notebook
         sys.exit(notebook.run(argv[0]))
+    become_main()
+    run_target(argv)
+
+
+def become_main():
+    """Make this process the run's main one (a script's, or a notebook's kernel): the
+    start method forced, stacks answered when asked, torch's DataLoader hooked."""
     method = os.environ.get(START_METHOD, "spawn")
     multiprocessing.set_start_method(method, force=True)
     dump_to = stack_file()
@@ -28,7 +35,6 @@ def main(argv):
         platforms.answer_stack_requests(dump_to)
     hooks.install()
     emit("main_start", start_method=method)
-    run_target(argv)
 
 
 def run_target(argv):

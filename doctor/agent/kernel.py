@@ -12,14 +12,10 @@ doctor reads the script's output.
 """
 import ast
 import linecache
-import multiprocessing
-import os
 import sys
 import traceback
 
-from doctor.agent import START_METHOD, emit, line_buffered, stack_file
-from doctor.agent import hooks
-from flake8_dlworker import platforms
+from doctor.agent import boot, line_buffered
 
 
 def prepare(path, cells, source):
@@ -27,13 +23,7 @@ def prepare(path, cells, source):
     ``source``: the notebook's code read as one script."""
     shell = get_ipython()  # noqa: F821 - the kernel's global
     line_buffered(sys.__stdout__)
-    method = os.environ.get(START_METHOD, "spawn")
-    multiprocessing.set_start_method(method, force=True)
-    dump_to = stack_file()
-    if dump_to is not None:
-        platforms.answer_stack_requests(dump_to)
-    hooks.install()
-    emit("main_start", start_method=method)
+    boot.become_main()
     _CellPlaces(shell, path, cells, source).install()
     shell.set_custom_exc((Exception,), _print_and_show)
 
