@@ -474,6 +474,95 @@ def _user_fault_frame(stack):
     return None
 
 
+#: pickle's 4 GiB limit (protocol 3, Python 3.7 and older, or a script asking for it)
+_PICKLE_LIMIT = (r"cannot serialize a (?:bytes|string) object larger than 4 ?GiB",
+                 r"serializing a (?:bytes|str) object larger than 4 ?GiB requires pickle "
+                 r"protocol 4")
+#: a copy of the dataset smaller than this is never what filled a worker
+LARGE_COPY_GB = 64 / 1024.0
+#: the copy's share of the killed worker's peak memory that makes it the cause
+COPY_SHARE = 0.25
+
+
+def _copies(ev, worker):
+    """What the worker's loader sends each worker as its dataset: (bytes, seconds, workers)."""
+    loader = _loader_of(ev, worker)
+    key = loader.get("key") if loader is not None else None
+    parts = [p for p in ev.payload if p.get("role") == "dataset"
+             and (key is None or p.get("key") == key)]
+    if not parts:
+        return None
+    part = max(parts, key=lambda p: p.get("bytes") or 0)
+    return part.get("bytes") or 0, part.get("seconds") or 0.0, part.get("workers") or 1
+
+
+def _grew(ev, worker):
+    predicted = forecast.for_run(ev)
+    role = "worker %s" % worker.worker_id
+    return predicted is not None and any(g.role == role for g in predicted.growing)
+
+
+def _while_starting_a_worker(exc):
+    return exc is not None and any(f.path.replace("\\", "/").endswith(_SENDS_ARGUMENTS)
+                                   for f in exc.frames)
+
+
+_SENDS_ARGUMENTS = ("multiprocessing/reduction.py", "multiprocessing/popen_spawn_win32.py",
+                    "multiprocessing/popen_spawn_posix.py",
+                    "multiprocessing/popen_forkserver.py")
+
+
+def dlw209(ev):
+    found = _find(ev, *_PICKLE_LIMIT)
+    if found is None:  # Python 3.8+: the copy is made, the parent's memory runs out
+        found = next(((exc, "%s: %s" % (exc.type, exc.message), None)
+                      for exc in ev.all_exceptions()
+                      if exc.type == "MemoryError" and _while_starting_a_worker(exc)), None)
+    if found is not None:
+        said = found[0].last_line() if found[0] is not None else _first_line(found[1])
+        diag = Diagnosis("DLW209", "certain", [said])
+        if _while_starting_a_worker(found[0]):
+            diag.evidence.append("raised while the parent pickled a worker's arguments "
+                                 "(multiprocessing.reduction.dump) to start it")
+        return _locate(diag, ev, found[0])
+    worker = _worker_with_signal(ev, "SIGKILL")
+    if worker is None or _grew(ev, worker):
+        return None  # a worker that grew while it ran is DLW201's
+    copies = _copies(ev, worker)
+    if copies is None:
+        return None
+    size, seconds, workers = copies
+    size_gb = size / 1024.0 ** 3
+    if size_gb < LARGE_COPY_GB:
+        return None
+    share = size_gb / worker.peak_rss_gb if worker.peak_rss_gb else None
+    available = worker.available_gb or ev.host.get("ram_gb")
+    of_available = size_gb * workers / available if available else None
+    if not ((share or 0) >= COPY_SHARE or (of_available or 0) >= COPY_SHARE):
+        return None
+    text = "%s was killed by signal 9 (SIGKILL)" % _worker_words(worker)
+    if worker.peak_rss_gb is not None:
+        text += " at %.2f GiB" % worker.peak_rss_gb
+        if share is not None:
+            text += ", %d%% of it its copy of the dataset" % min(100, round(100 * share))
+    evidence = [text + "; its memory did not grow while it ran"]
+    total = "each of %d workers receives its own pickled copy of the dataset: %s" % (
+        workers, _size(size_gb))
+    if seconds >= 0.01:
+        total += " (pickled in %.2f s)" % seconds
+    total += ", %s in all" % _size(size_gb * workers)
+    if of_available is not None:
+        total += ", %d%% of the %.2f GiB available" % (round(100 * of_available), available)
+    evidence.append(total)
+    diag = Diagnosis("DLW209", "certain" if (share or 0) >= COPY_SHARE else "likely",
+                     evidence)
+    return _at_loader(diag, ev, worker)
+
+
+def _size(gb):
+    return "%.1f GiB" % gb if gb >= 1 else "%.0f MiB" % (gb * 1024)
+
+
 def dlw201(ev):
     worker = _worker_with_signal(ev, "SIGKILL")
     found = _find(ev, r"killed by signal: Killed", r"Out of memory: Kill", r"OOMKilled")
@@ -768,7 +857,7 @@ def worker_exit(ev):
     return None  # a log: only the generic symptom, see generic()
 
 
-RULES_IN_ORDER = (dlw106, pickling, dlw101, dlw107, dlw204, dlw202, dlw203, dlw201,
+RULES_IN_ORDER = (dlw106, dlw209, pickling, dlw101, dlw107, dlw204, dlw202, dlw203, dlw201,
                   dlw207, dlw105, dlw205, dlw206, worker_exit, dlw109, dlw111, dlw110)
 
 #: what a bare "exited unexpectedly" can mean, most common first

@@ -653,7 +653,8 @@ class LogParser:
             found = _HINT_OS.search(line)
             if found:
                 self.hints["os"] = found.lastgroup
-                self.hints["os_from"] = _token(line, found.start())
+                at = found.start() + (found.group()[0] in " \t\"'(")  # not the space before
+                self.hints["os_from"] = _token(line, at)
                 return
             if end < 0:
                 return

@@ -3272,3 +3272,119 @@ _add(Rule(
                 print(batch)
     ''')),
 ))
+
+# --- DLW209 ------------------------------------------------------------------------
+
+_add(Rule(
+    code="DLW209",
+    title="dataset too large to copy into every spawned worker",
+    message=("every spawned worker receives its own pickled copy of the dataset, and the "
+             "copies exhaust memory or pass pickle's 4 GiB limit; keep the data in a file "
+             "that each worker opens lazily (memory-mapped), or use fewer workers"),
+    fix_title="Keep large data in a file each worker opens lazily, or use fewer workers",
+    explanation=_text('''
+        Under spawn and forkserver (Windows, macOS, Python 3.14 on Linux) the DataLoader
+        pickles the dataset object and sends one copy to every worker it starts, so a
+        dataset that holds its samples in memory is serialised N times, held N + 1 times,
+        and each worker starts only after its copy arrived. With a few hundred MB per copy
+        the workers' memory alone can exhaust the host, and on Python before 3.8 a copy
+        over 4 GiB cannot be pickled at all. Keep the samples in a file (a .npy opened with
+        mmap_mode="r", an HDF5 or LMDB file, one file per sample) and let each worker open
+        it lazily on first use; the dataset then pickles as a path of a few bytes.
+    '''),
+    what_it_does=_doc('''
+        The doctor measures what each spawned worker receives (the dataset, `collate_fn`
+        and `worker_init_fn`, pickled as spawn pickles them, with the time it took). It
+        reports this cause when a worker died of memory (SIGKILL or `MemoryError`) without
+        growing while it ran, and its copy of the dataset is a large share of its memory;
+        or when pickling the worker's arguments failed for their size. `doctor explain`
+        recognises the errors below in a saved log.
+    '''),
+    why_bad=_doc('''
+        On Python 3.7 and older (protocol 3), the parent fails while starting the workers:
+
+        ```text
+          File "C:\\...\\multiprocessing\\popen_spawn_win32.py", line 65, in __init__
+            reduction.dump(process_obj, to_child)
+          File "C:\\...\\multiprocessing\\reduction.py", line 60, in dump
+            ForkingPickler(file, protocol).dump(obj)
+        OverflowError: cannot serialize a bytes object larger than 4 GiB
+        ```
+
+        and the half-started child then prints `EOFError: Ran out of input`. Newer Pythons
+        say `serializing a bytes object larger than 4 GiB requires pickle protocol 4 or
+        higher` when protocol 3 is asked for. On Python 3.8 and later the copy succeeds and
+        the memory runs out instead: workers are killed by the out-of-memory killer
+        (`DataLoader worker (pid X) is killed by signal: Killed.`), or the parent raises
+        `MemoryError` in `reduction.dump`. A large in-memory dataset also makes every epoch
+        with non-persistent workers start slowly, since each worker waits for its copy.
+        fairseq's maintainers describe it as "an artifact of PyTorch's DataLoader, which
+        causes large numpy arrays to be pickled" (facebookresearch/fairseq#2166).
+    '''),
+    example="",
+    use_instead="",
+    fix_safety=_doc('''
+        No automatic patch: where the data should live (a memory-mapped array, a file per
+        sample, a database) depends on the data. The change is the lazy-open pattern of
+        DLW108: keep the file's path in `__init__`, open or `np.load(path, mmap_mode="r")`
+        on first use in `__getitem__`, and drop the opened object in `__getstate__` so it is
+        never pickled. Fewer workers, or `persistent_workers=True` so the copies are made
+        once rather than every epoch, reduce the cost without removing it.
+    '''),
+    options=_RUNTIME_ONLY,
+    references=(
+        "facebookresearch/fairseq#2166",
+        "lshiwjx/2s-AGCN#55",
+        "AllenInstitute/deepinterpolation#80",
+        "[Python docs: pickle protocol 4 adds support for very large objects]"
+        "(https://docs.python.org/3/library/pickle.html#data-stream-format)",
+    ),
+    static=False,
+    invalid=_examples(_dedent('''
+        import numpy as np
+        from torch.utils.data import DataLoader, Dataset
+
+
+        class Frames(Dataset):
+            def __init__(self, path):
+                self.frames = np.load(path)  # 6 GB, copied into every worker
+
+            def __len__(self):
+                return len(self.frames)
+
+            def __getitem__(self, i):
+                return self.frames[i]
+
+
+        if __name__ == "__main__":
+            for batch in DataLoader(Frames("frames.npy"), batch_size=64, num_workers=8):
+                pass
+    ''')),
+    valid=_examples(_dedent('''
+        import numpy as np
+        from torch.utils.data import DataLoader, Dataset
+
+
+        class Frames(Dataset):
+            def __init__(self, path):
+                self.path = path  # a few bytes to pickle
+                self.frames = None
+                self.length = len(np.load(path, mmap_mode="r"))
+
+            def __len__(self):
+                return self.length
+
+            def __getitem__(self, i):
+                if self.frames is None:  # opened once in each worker
+                    self.frames = np.load(self.path, mmap_mode="r")
+                return np.array(self.frames[i])
+
+            def __getstate__(self):
+                return dict(self.__dict__, frames=None)
+
+
+        if __name__ == "__main__":
+            for batch in DataLoader(Frames("frames.npy"), batch_size=64, num_workers=8):
+                pass
+    ''')),
+))

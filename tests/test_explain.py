@@ -63,6 +63,12 @@ EXTRA = {
         "evidence": "the log holds 2 crashes", "also": "DLW201"},
     "dlw202__multi_generic_then_bus_error.log": {"evidence": "the log holds 2 crashes"},
     "dlw202__linux_docker_bus_error_nul.log": {"path": "/home/ana/proj/train.py", "line": 41},
+    "dlw209__win_py37_overflowerror_4gib_then_eoferror.log": {
+        "path": "train.py", "line": 141, "confidence": "certain",
+        "evidence": "raised while the parent pickled a worker's arguments"},
+    "dlw209__linux_py312_memoryerror_pickling_worker_args.log": {
+        "path": "/home/kim/seg/train.py", "line": 88, "confidence": "certain",
+        "evidence": "raised while the parent pickled a worker's arguments"},
     "dlw201__linux_slurm_oom_killed.log": {
         "confidence": "certain", "evidence": "oom_kill event"},
     "dlw207__win_1455_cudnn_eight_workers.log": {

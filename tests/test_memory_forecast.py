@@ -88,3 +88,23 @@ def test_a_run_stopped_by_max_batches_still_forecasts_and_says_what_workers_rece
     payload = {p["role"]: p for p in report["payload"]}
     assert set(payload) == {"dataset", "collate_fn"}
     assert payload["dataset"]["bytes"] > 0 and payload["dataset"]["workers"] == 2
+
+
+@needs.torch
+def test_a_dataset_copied_into_every_worker_is_named_not_a_worker_that_grew():
+    status, report, _out, err, left = run_doctor(
+        ["--json", "dlw209_dataset_copies.py"], RUNTIME, limit=PATIENCE_S)
+    assert not left, left
+    assert status == 1 and report["outcome"] == "crashed", err[-3000:]
+    first = report["diagnoses"][0]
+    assert (first["code"], first["line"], first["confidence"]) == (
+        "DLW209", 36, "certain"), report["diagnoses"]
+    evidence = "\n".join(first["evidence"])
+    assert re.search(r"worker \d \(pid \d+\) was killed by signal 9 \(SIGKILL\) at [\d.]+ "
+                     r"GiB, \d+% of it its copy of the dataset; its memory did not grow",
+                     evidence), evidence
+    assert ("each of 4 workers receives its own pickled copy of the dataset: 256 MiB"
+            in evidence), evidence
+    assert "DLW201" not in [d["code"] for d in report["diagnoses"]]
+    (dataset,) = [p for p in report["payload"] if p["role"] == "dataset"]
+    assert 256 * 2 ** 20 < dataset["bytes"] < 260 * 2 ** 20 and dataset["workers"] == 4
