@@ -6,12 +6,14 @@ Exit status (SPEC.md): 0 nothing found, 1 diagnoses found, 2 bad usage or input,
 import argparse
 import ast
 import importlib.machinery
+import json
 import math
 import os
 import stat
 import sys
 
-from doctor import notebook_run, report, signals
+from doctor import compare, notebook_run, report, signals
+from doctor.agent import OWN
 from doctor.diagnose import diagnose
 from doctor.evidence import Evidence
 
@@ -94,6 +96,10 @@ def run_parser():
     parser.add_argument("--max-batches", type=_positive_int, metavar="N",
                         help="stop the script once every DataLoader that started has "
                              "delivered N batches (outcome 'stopped')")
+    parser.add_argument("--compare", action="store_true",
+                        help="run under the script's own start method first, then under "
+                             "the forced one, and say how they differ (both runs bounded "
+                             "by --max-batches, default %d)" % compare.DEFAULT_BATCHES)
     parser.add_argument("--json", action="store_true",
                         help="print exactly one JSON object on stdout (SPEC.md schema); "
                              "the script's own output goes to stderr")
@@ -310,7 +316,12 @@ def cmd_run(options, target):
     signals.install()
     check_script(path)
     if notebook_run.is_notebook(path):
+        if options.compare:
+            raise UsageError("--compare runs scripts; a notebook runs under the forced "
+                             "start method only")
         return _run_notebook(options, path, target[1:])
+    if options.compare:
+        return _compare(options, target, path)
     stdout = sys.stderr if options.json else sys.stdout
     show_status = sys.stderr.isatty() and not options.json
     run = Run(target, start_method=options.start_method, timeout=options.timeout,
@@ -330,6 +341,47 @@ def cmd_run(options, target):
     status = _report(ev, diagnoses, options.json)
     _plot(options.plot, ev, path)
     return signals.exit_status() if signals.received() is not None else status
+
+
+def _compare(options, target, path):
+    """--compare: the script's own start method, then the forced one (doctor.compare);
+    the report of each, then the line that says how they differ."""
+    from doctor.patches.workflow import propose
+    from doctor.static import static_findings
+    from doctor.supervisor import Run
+
+    if options.verify or options.apply:
+        raise UsageError("--compare reports; run --verify or --apply without it")
+    batches = options.max_batches or compare.DEFAULT_BATCHES
+    stdout = sys.stderr if options.json else sys.stdout
+    show_status = sys.stderr.isatty() and not options.json
+    runs = []
+    for method in (OWN, options.start_method):
+        if signals.received() is not None:
+            break
+        if runs and runs[0][0].start_method == method:
+            break  # the script's own method is the forced one: the same run again
+        ev = Run(target, start_method=method, timeout=options.timeout, max_batches=batches,
+                 stdout=stdout, show_status=show_status).run()
+        ev.static = static_findings(path, ev.start_method)
+        diagnoses = diagnose(ev)
+        propose(ev, diagnoses, ev.start_method)
+        runs.append((ev, diagnoses))
+    line = compare.summary(runs[0][0], runs[-1][0], options.start_method)
+    last, diagnoses = runs[-1]
+    if options.json:
+        found = json.loads(report.json_text(last, diagnoses))
+        found["compare"] = compare.to_json(runs, line)
+        sys.stdout.write(json.dumps(found, indent=2) + "\n")
+    else:
+        terminal = report.Terminal(report.use_colour(sys.stdout))
+        text = "\n".join(terminal.render(ev, found) for ev, found in runs)
+        sys.stdout.write(text + "\n".join(compare.lines(runs, line)) + "\n")
+    sys.stdout.flush()
+    _plot(options.plot, last, path)
+    if signals.received() is not None:
+        return signals.exit_status()
+    return 1 if any(found for _ev, found in runs) else 0
 
 
 def _run_notebook(options, path, args):

@@ -71,7 +71,7 @@ def threads(stack):
 def stuck_thread(stacks, is_library, main_waiting=True):
     """The first stuck DataLoader thread in the dumps (not fatal-error dumps), or None;
     ``main_waiting``: a main process waiting for a batch counts when no worker is seen."""
-    parents = [_parent_threads(threads(s)) for s in stacks]
+    parents = [_parent_threads(threads(s), is_library) for s in stacks]
     parents = [name for names in parents for name in names]
     dumps = [s for s in stacks if not s.startswith("Fatal Python error")]
     main_waits = any({"_try_get_data", "_get_data"} & set(t.funcs())
@@ -124,13 +124,28 @@ def _loop_frame(all_threads, is_library):
     return None
 
 
-def _parent_threads(all_threads):
-    """Named threads of a process that iterates a DataLoader, other than its own."""
+def _parent_threads(all_threads, is_library):
+    """The other threads of a process that iterates a DataLoader: a py-spy dump's names;
+    faulthandler names none, so there a thread that runs the user's code is named by its
+    innermost frame of that code (``flush_stats at train.py:17``)."""
     names = []
     for thread in all_threads:
-        if thread.name and thread.name != "MainThread" and "_worker_loop" not in thread.funcs() \
-                and "_pin_memory_loop" not in thread.funcs() \
-                and "QueueFeederThread" not in thread.name and thread.name not in names:
-            names.append(thread.name)
+        funcs = thread.funcs()
+        if "_next_data" in funcs or "__next__" in funcs or "_worker_loop" in funcs \
+                or "_pin_memory_loop" in funcs or "QueueFeederThread" in (thread.name or ""):
+            continue
+        name = thread.name if thread.name != "MainThread" else None
+        if name is None and not thread.name:
+            user = next(((p, n, f) for p, n, f in thread.frames
+                         if not is_library(p) and not _doctor_frame(p)), None)
+            if user is not None:
+                name = "%s at %s:%d" % (user[2], user[0], user[1])
+        if name and name not in names:
+            names.append(name)
     parents = [t for t in all_threads if "_next_data" in t.funcs() or "__next__" in t.funcs()]
     return names if parents else []
+
+
+def _doctor_frame(path):
+    """A frame of the doctor's own agent, which runs inside the target: not the user's."""
+    return re.search(r"[\\/]doctor[\\/]agent[\\/]", path) is not None

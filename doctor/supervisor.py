@@ -21,7 +21,7 @@ import uuid
 import psutil
 
 from doctor import forecast, memory, process_tree, signals, status
-from doctor.agent import EVENTS, MAX_BATCHES, START_METHOD, stack_path
+from doctor.agent import EVENTS, MAX_BATCHES, OWN, START_METHOD, stack_path
 from doctor.evidence import Evidence, WorkerExit, read_events
 from doctor.logparse import MAX_LINE, LogParser
 from flake8_dlworker import host, platforms
@@ -334,6 +334,11 @@ class Run:
         if limits:
             ev.host["nofile_limit"] = limits[-1]
         ev.loaders = [e for e in events if e.get("event") == "loader"]
+        if self.start_method == OWN:  # --compare: the method the script's workers got
+            ev.start_method = next((m for m in [
+                e.get("method") for e in ev.loaders if e.get("num_workers")] + [
+                e.get("start_method") for e in events if e.get("event") == "main_start"]
+                if m), "the script's own")
         by_key = {loader["key"]: loader for loader in ev.loaders}
         for e in events:
             if e.get("event") == "workers" and e.get("key") in by_key:

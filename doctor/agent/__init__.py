@@ -10,6 +10,8 @@ import os
 EVENTS = "DLW_DOCTOR_EVENTS"
 START_METHOD = "DLW_DOCTOR_START_METHOD"
 MAX_BATCHES = "DLW_DOCTOR_MAX_BATCHES"
+#: START_METHOD's value under --compare: force nothing, watch the script's own method
+OWN = "own"
 
 _fd = None
 _fd_pid = None
@@ -67,3 +69,13 @@ def line_buffered(stream):
         stream.reconfigure(line_buffering=True)
     except (AttributeError, ValueError):
         pass
+
+
+def own_start_method():
+    """The start method new processes get now, read without fixing it (as
+    ``multiprocessing.get_start_method()`` would, which would stop the script from
+    choosing its own later): the one set, else the platform's default."""
+    import multiprocessing
+
+    return (multiprocessing.get_start_method(allow_none=True)
+            or multiprocessing.get_all_start_methods()[0])

@@ -11,7 +11,8 @@ import os
 import runpy
 import sys
 
-from doctor.agent import START_METHOD, emit, line_buffered, stack_file
+from doctor.agent import OWN, START_METHOD, emit, line_buffered, own_start_method, \
+    stack_file
 from doctor.agent import hooks
 from flake8_dlworker import platforms
 
@@ -29,7 +30,10 @@ def become_main():
     """Make this process the run's main one (a script's, or a notebook's kernel): the
     start method forced, stacks answered when asked, torch's DataLoader hooked."""
     method = os.environ.get(START_METHOD, "spawn")
-    multiprocessing.set_start_method(method, force=True)
+    if method == OWN:  # --compare: the script's own start method, nothing forced
+        method = own_start_method()
+    else:
+        multiprocessing.set_start_method(method, force=True)
     dump_to = stack_file()
     if dump_to is not None:
         platforms.answer_stack_requests(dump_to)

@@ -17,7 +17,8 @@ import threading
 import time
 import weakref
 
-from doctor.agent import EVENTS, MAX_BATCHES, START_METHOD, emit, stack_path
+from doctor.agent import (EVENTS, MAX_BATCHES, OWN, START_METHOD, emit,
+                          own_start_method, stack_path)
 from doctor.agent import worker as agent_worker
 from flake8_dlworker import platforms
 
@@ -87,13 +88,14 @@ def _patch(dl):
         site = _user_site()
         self._dlw_key = "%s:%d#%d" % (site[0], site[1], id(self))
         forced = None
-        if self.num_workers > 0 and self.multiprocessing_context is not None:
+        if (self.num_workers > 0 and self.multiprocessing_context is not None
+                and method != OWN):
             given = self.multiprocessing_context.get_start_method()
             if given != method:
                 self.multiprocessing_context = method
                 forced = given
         emit("loader", key=self._dlw_key, path=site[0], line=site[1],
-             num_workers=self.num_workers, pin_memory=self.pin_memory,
+             method=_method_of(self), num_workers=self.num_workers, pin_memory=self.pin_memory,
              persistent_workers=self.persistent_workers,
              prefetch_factor=self.prefetch_factor, overrode=forced)
 
@@ -130,7 +132,7 @@ def _patch(dl):
     mp_init = dl._MultiProcessingDataLoaderIter.__init__
 
     def mp_iter_init(self, loader):
-        if method != "fork" and loader not in _probed:
+        if _method_of(loader) != "fork" and loader not in _probed:
             _probed.add(loader)
             _probe(loader)
         try:
@@ -176,6 +178,14 @@ def _patch(dl):
         return real_check()
 
     signal_handling._error_if_any_worker_fails = _error_if_any_worker_fails
+
+
+def _method_of(loader):
+    """The start method the loader's workers get: its own context, else the default (the
+    forced one, or under --compare the script's own), read without fixing it."""
+    if loader.multiprocessing_context is not None:
+        return loader.multiprocessing_context.get_start_method()
+    return own_start_method()
 
 
 def _user_site():
