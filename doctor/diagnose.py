@@ -563,6 +563,27 @@ def _size(gb):
     return "%.1f GiB" % gb if gb >= 1 else "%.0f MiB" % (gb * 1024)
 
 
+def dlw210(ev):
+    """Under fork, workers whose memory rises with the batches while the dataset holds
+    large Python containers: copy-on-access, not a leak."""
+    if ev.start_method != "fork" or not ev.containers:
+        return None
+    predicted = forecast.for_run(ev)
+    if predicted is None:
+        return None
+    evidence = predicted.text()
+    evidence.append("the dataset holds Python objects, whose reference counts every read "
+                    "writes, so each forked worker copies the pages it reads: " + ", ".join(
+                        "%s (a %s of %s)" % (c["path"], c["type"], "{:,}".format(c["length"]))
+                        for c in ev.containers[:4]))
+    worker = _worker_with_signal(ev, "SIGKILL")
+    if worker is not None:
+        evidence.insert(0, "%s was killed by signal 9 (SIGKILL), most likely the "
+                           "out-of-memory killer" % _worker_words(worker))
+    diag = Diagnosis("DLW210", "likely", evidence)
+    return _at_loader(diag, ev, worker)
+
+
 def dlw201(ev):
     worker = _worker_with_signal(ev, "SIGKILL")
     found = _find(ev, r"killed by signal: Killed", r"Out of memory: Kill", r"OOMKilled")
@@ -857,8 +878,8 @@ def worker_exit(ev):
     return None  # a log: only the generic symptom, see generic()
 
 
-RULES_IN_ORDER = (dlw106, dlw209, pickling, dlw101, dlw107, dlw204, dlw202, dlw203, dlw201,
-                  dlw207, dlw105, dlw205, dlw206, worker_exit, dlw109, dlw111, dlw110)
+RULES_IN_ORDER = (dlw106, dlw209, pickling, dlw101, dlw107, dlw204, dlw202, dlw203, dlw210,
+                  dlw201, dlw207, dlw105, dlw205, dlw206, worker_exit, dlw109, dlw111, dlw110)
 
 #: what a bare "exited unexpectedly" can mean, most common first
 GENERIC_CAUSES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW108", "DLW201", "DLW202")

@@ -75,6 +75,8 @@ class Evidence:
     #: workers} per loader and part (dataset, collate_fn, worker_init_fn)
     payload: List[dict] = field(default_factory=list)
     loaders: List[dict] = field(default_factory=list)
+    #: the dataset's large Python containers: {key, path, type, length} (doctor.agent.hooks)
+    containers: List[dict] = field(default_factory=list)
     static: List[dict] = field(default_factory=list)      # checker findings
     host: dict = field(default_factory=dict)
     hints: dict = field(default_factory=dict)             # log: os/python/torch seen

@@ -25,6 +25,7 @@ class Growth(NamedTuple):
     start_gb: float
     end_gb: float
     points: int
+    measure: str = "RSS"      # or "private memory" (USS), for a forked worker
 
 
 class Forecast(NamedTuple):
@@ -37,8 +38,8 @@ class Forecast(NamedTuple):
         """One line per growing worker, then the forecast."""
         lines = []
         for g in self.growing:
-            lines.append("%s grew from %s to %s RSS, %s per batch, steadily (%d samples)"
-                         % (g.role, _size(g.start_gb), _size(g.end_gb),
+            lines.append("%s grew from %s to %s %s, %s per batch, steadily (%d samples)"
+                         % (g.role, _size(g.start_gb), _size(g.end_gb), g.measure,
                             _size(g.per_batch_gb), g.points))
         if self.batches_left is not None:
             worst = max(self.growing, key=lambda g: g.per_batch_gb)
@@ -71,10 +72,14 @@ def forecast(memory, until=None) -> Optional[Forecast]:
     for process in memory.get("processes", []):
         if not process["role"].startswith("worker"):
             continue
-        points = [(b, rss) for t, rss in zip(process["t"], process["rss_gb"])
+        # a forked worker's RSS counts the pages it shares: its private memory is its own
+        private = "private_gb" in process
+        times, values = ((process["private_t"], process["private_gb"]) if private
+                         else (process["t"], process["rss_gb"]))
+        points = [(b, gb) for t, gb in zip(times, values)
                   if t <= until
                   for b in [_batches_at(batches, t)] if b is not None]
-        growth = _growth(process["role"], points)
+        growth = _growth(process["role"], points, "private memory" if private else "RSS")
         if growth is not None:
             growing.append(growth)
     if not growing:
@@ -98,7 +103,7 @@ def _batches_at(batches, t):
     return found
 
 
-def _growth(role, points) -> Optional[Growth]:
+def _growth(role, points, measure="RSS") -> Optional[Growth]:
     """A least-squares line of RSS against batches over the later half of the points
     (the trend now, after the worker's start), when it rises steadily."""
     if len(points) >= 2 * MIN_POINTS:
@@ -119,7 +124,7 @@ def _growth(role, points) -> Optional[Growth]:
     rise = slope * (max(xs) - min(xs))
     if slope <= 0 or r2 < MIN_R2 or rise < MIN_RISE_GB:
         return None
-    return Growth(role, slope, points[0][1], points[-1][1], len(points))
+    return Growth(role, slope, points[0][1], points[-1][1], len(points), measure)
 
 
 def _size(gb):

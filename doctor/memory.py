@@ -28,6 +28,9 @@ class Timeline:
         self.series = {}     # pid -> [(t, bytes)]
         self.names = {}      # pid -> process name, for a process that is no worker
         self.batches = []    # [(t, batches delivered so far)]
+        #: pid -> [(t, bytes)]: a forked worker's private memory (USS); its RSS counts the
+        #: pages it still shares with the parent, so copy-on-access growth shows only here
+        self.private = {}
         self.available = None
 
     def add(self, pid, rss, name=None, now=None):
@@ -39,6 +42,15 @@ class Timeline:
                 abs(rss - series[-1][1]) <= 0.1 * series[-1][1]:
             return
         series.append((t, rss))
+        if len(series) > MAX_POINTS:
+            series[:] = _halved(series)
+
+    def add_private(self, pid, uss, now=None):
+        t = (now if now is not None else time.monotonic()) - self.started
+        series = self.private.setdefault(pid, [])
+        if series and t - series[-1][0] < EVERY_S:
+            return
+        series.append((t, uss))
         if len(series) > MAX_POINTS:
             series[:] = _halved(series)
 
@@ -60,9 +72,13 @@ class Timeline:
                 role = "worker %s" % worker_ids[pid]
             else:
                 role = self.names.get(pid) or "process"
-            processes.append({"pid": pid, "role": role,
-                              "t": [round(t, 2) for t, _ in series],
-                              "rss_gb": [round(b / _GIB, 4) for _, b in series]})
+            process = {"pid": pid, "role": role,
+                       "t": [round(t, 2) for t, _ in series],
+                       "rss_gb": [round(b / _GIB, 4) for _, b in series]}
+            if self.private.get(pid):
+                process["private_t"] = [round(t, 2) for t, _ in self.private[pid]]
+                process["private_gb"] = [round(b / _GIB, 4) for _, b in self.private[pid]]
+            processes.append(process)
         found = {"unit": "GiB", "processes": processes,
                  "batches": {"t": [round(t, 2) for t, _ in self.batches],
                              "count": [c for _, c in self.batches]}}

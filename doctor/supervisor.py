@@ -256,12 +256,22 @@ class Run:
             if self.timeline is not None:
                 self.timeline.add(proc.pid, rss, None if proc.pid in self.timeline.names
                                   else _name(proc))
+                if self.start_method in ("fork", OWN) and proc.pid != self.proc.pid:
+                    self._sample_private(proc)
             series = self.rss_series.setdefault(proc.pid, [])
             if not series or abs(rss - series[-1][1]) > 0.1 * series[-1][1]:
                 series.append((time.monotonic() - (self.started or 0), rss))
             self.last_available[proc.pid] = available
         if self.timeline is not None and available is not None:
             self.timeline.available = available
+
+    def _sample_private(self, proc):
+        """A process that may be forked: its private memory (USS), which rises as it
+        copies the pages it shares with the parent (read from smaps: only under fork)."""
+        try:
+            self.timeline.add_private(proc.pid, proc.memory_full_info().uss)
+        except (psutil.Error, AttributeError, OSError):
+            pass
 
     def _alive(self):
         return sum(1 for p in self.seen.values() if process_tree.alive(p))
@@ -347,6 +357,8 @@ class Run:
         ev.payload = [{k: e.get(k) for k in ("key", "role", "bytes", "seconds", "workers")}
                       for e in events if e.get("event") == "payload"]
         ev.workers = self._workers(events)
+        ev.containers = [dict(found, key=e.get("key")) for e in events
+                         if e.get("event") == "containers" for found in e.get("found", [])]
         if self.timeline is not None:
             main = next((e["pid"] for e in events if e.get("event") == "main_start"), None)
             ev.memory = self.timeline.to_json(main, {

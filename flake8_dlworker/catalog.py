@@ -3388,3 +3388,103 @@ _add(Rule(
                 pass
     ''')),
 ))
+
+# --- DLW210 ------------------------------------------------------------------------
+
+_add(Rule(
+    code="DLW210",
+    title="forked workers copy the dataset's Python objects as they read them",
+    message=("under fork each worker copies the pages of every Python object of the dataset "
+             "it reads (reference counts are writes), so its memory grows with the batches; "
+             "keep the samples' metadata in numpy or Arrow arrays instead of lists and dicts"),
+    fix_title="Store the dataset's metadata in numpy or Arrow arrays, not lists of objects",
+    explanation=_text('''
+        With the fork start method a worker starts as a copy of the parent that shares its
+        memory until a page is written. Reading a Python object writes it: the reference
+        count in its header changes, so the page that holds it is copied into the worker.
+        A dataset that keeps its file names, labels or annotations in lists and dicts of
+        Python objects is therefore copied into every worker bit by bit as the workers read
+        it, and each worker's memory climbs with the batches until the host runs out. It is
+        not a leak: the growth stops at the size of what was read, once per worker.
+        Numpy and Arrow arrays hold their values in one buffer with one reference count, so
+        reading them copies nothing.
+    '''),
+    what_it_does=_doc('''
+        The doctor reports this when the workers were forked (the script's own start method
+        under `--compare`, or `--start-method fork`), a worker's memory rose steadily with
+        the batches (the forecast), and the dataset holds lists, dicts, sets or tuples of
+        100,000 items or more, named in the evidence.
+    '''),
+    why_bad=_doc('''
+        Nothing is printed until the out-of-memory killer ends a worker:
+        `RuntimeError: DataLoader worker (pid X) is killed by signal: Killed.` Before
+        that, each worker's RSS in `top` rises epoch after epoch towards the size of the
+        dataset's objects; with persistent workers and many of them the total passes the
+        host's memory. This is the copy-on-read growth discussed at length in
+        pytorch/pytorch#13246, where the PyTorch docs' advice to keep dataset metadata in
+        numpy arrays comes from.
+    '''),
+    example="",
+    use_instead="",
+    fix_safety=_doc('''
+        No automatic patch: the change is to how the dataset stores its data. Keep numbers
+        in numpy arrays, strings in one numpy byte array with offsets (or a pyarrow array),
+        and build the Python object a sample needs in `__getitem__`. Under spawn or
+        forkserver each worker gets its own pickled copy instead (see DLW209), which does
+        not grow.
+    '''),
+    options=_RUNTIME_ONLY,
+    references=(
+        "pytorch/pytorch#13246",
+        "[Demystify RAM usage in multi-process data loaders]"
+        "(https://ppwwyyxx.com/blog/2022/Demystify-RAM-Usage-in-Multiprocess-DataLoader/)",
+    ),
+    static=False,
+    invalid=_examples(_dedent('''
+        from torch.utils.data import DataLoader, Dataset
+
+
+        class Images(Dataset):
+            def __init__(self, records):
+                self.files = [r["file"] for r in records]     # millions of str objects
+                self.labels = {r["file"]: r["label"] for r in records}
+
+            def __len__(self):
+                return len(self.files)
+
+            def __getitem__(self, i):
+                return self.labels[self.files[i]]
+
+
+        if __name__ == "__main__":
+            loader = DataLoader(Images(load_records()), batch_size=256, num_workers=8,
+                                persistent_workers=True, multiprocessing_context="fork")
+            for epoch in range(90):
+                for batch in loader:
+                    pass
+    ''')),
+    valid=_examples(_dedent('''
+        import numpy as np
+        from torch.utils.data import DataLoader, Dataset
+
+
+        class Images(Dataset):
+            def __init__(self, records):
+                self.files = np.array([r["file"] for r in records], dtype=np.bytes_)
+                self.labels = np.array([r["label"] for r in records], dtype=np.int64)
+
+            def __len__(self):
+                return len(self.files)
+
+            def __getitem__(self, i):
+                return int(self.labels[i])
+
+
+        if __name__ == "__main__":
+            loader = DataLoader(Images(load_records()), batch_size=256, num_workers=8,
+                                persistent_workers=True, multiprocessing_context="fork")
+            for epoch in range(90):
+                for batch in loader:
+                    pass
+    ''')),
+))

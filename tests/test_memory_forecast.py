@@ -108,3 +108,19 @@ def test_a_dataset_copied_into_every_worker_is_named_not_a_worker_that_grew():
     assert "DLW201" not in [d["code"] for d in report["diagnoses"]]
     (dataset,) = [p for p in report["payload"] if p["role"] == "dataset"]
     assert 256 * 2 ** 20 < dataset["bytes"] < 260 * 2 ** 20 and dataset["workers"] == 4
+
+
+@needs.torch
+@needs.posix
+def test_forked_workers_that_grow_as_they_read_python_objects_are_named_with_the_lists():
+    status, report, _out, err, left = run_doctor(
+        ["--json", "--start-method", "fork", "dlw210_fork_copy_on_access.py"], RUNTIME,
+        limit=PATIENCE_S)
+    assert not left, left
+    assert status == 1 and report["outcome"] == "passed", err[-3000:]
+    first = report["diagnoses"][0]
+    assert (first["code"], first["line"]) == ("DLW210", 22), report["diagnoses"]
+    evidence = "\n".join(first["evidence"])
+    assert re.search(r"worker \d grew from [\d.]+ MiB to [\d.]+ MiB private memory, [\d.]+ \w+ per "
+                     r"batch, steadily", evidence), evidence
+    assert "dataset.names (a list of 5,000,000)" in evidence, evidence

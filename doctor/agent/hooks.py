@@ -132,9 +132,11 @@ def _patch(dl):
     mp_init = dl._MultiProcessingDataLoaderIter.__init__
 
     def mp_iter_init(self, loader):
-        if _method_of(loader) != "fork" and loader not in _probed:
+        if loader not in _probed:
             _probed.add(loader)
-            _probe(loader)
+            _python_objects(loader)
+            if _method_of(loader) != "fork":
+                _probe(loader)
         try:
             mp_init(self, loader)
         finally:
@@ -228,6 +230,35 @@ def _probe(loader):
             emit("probe", key=getattr(loader, "_dlw_key", None), role=role,
                  seconds=time.perf_counter() - started, **fields)
             return
+
+
+#: a container of the dataset this long holds enough Python objects to matter under fork
+MANY_OBJECTS = 100_000
+
+
+def _python_objects(loader):
+    """The dataset's large lists, dicts, sets and tuples (its attributes, and those of a
+    dataset it wraps), by their length only (event ``containers``): under fork, reading
+    their items writes the items' reference counts, so each worker copies those pages."""
+    found = []
+    todo = [("dataset", getattr(loader, "dataset", None))]
+    while todo and len(found) < 8:
+        name, obj = todo.pop(0)
+        try:
+            attrs = vars(obj)
+        except TypeError:
+            continue
+        for attr, value in list(attrs.items())[:64]:
+            path = "%s.%s" % (name, attr)
+            if type(value) in (list, dict, set, tuple) and len(value) >= MANY_OBJECTS:
+                found.append({"path": path, "type": type(value).__name__,
+                              "length": len(value)})
+            elif attr in ("dataset", "datasets") and name.count(".") < 3:
+                children = value if isinstance(value, (list, tuple)) else [value]
+                todo.extend(("%s[%d]" % (path, i) if len(children) > 1 else path, child)
+                            for i, child in enumerate(children[:8]))
+    if found:
+        emit("containers", key=getattr(loader, "_dlw_key", None), found=found)
 
 
 def _nofile():
