@@ -543,8 +543,8 @@ def dlw209(ev):
     text = "%s was killed by signal 9 (SIGKILL)" % _worker_words(worker)
     if worker.peak_rss_gb is not None:
         text += " at %.2f GiB" % worker.peak_rss_gb
-        if share is not None:
-            text += ", %d%% of it its copy of the dataset" % min(100, round(100 * share))
+        if share is not None and share <= 1:  # else sampled before its copy arrived
+            text += ", %d%% of it its copy of the dataset" % round(100 * share)
     evidence = [text + "; its memory did not grow while it ran"]
     total = "each of %d workers receives its own pickled copy of the dataset: %s" % (
         workers, _size(size_gb))
