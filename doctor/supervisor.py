@@ -357,6 +357,8 @@ class Run:
         ev.payload = [{k: e.get(k) for k in ("key", "role", "bytes", "seconds", "workers")}
                       for e in events if e.get("event") == "payload"]
         ev.workers = self._workers(events)
+        if any(e.get("event") == "stopped" for e in events) and signals.received() is None:
+            _leave_out_shutdown_crashes(ev)
         ev.containers = [dict(found, key=e.get("key")) for e in events
                          if e.get("event") == "containers" for found in e.get("found", [])]
         if self.timeline is not None:
@@ -396,6 +398,20 @@ class Run:
             if self.last_available.get(pid) is not None:
                 worker.available_gb = self.last_available[pid] / _GIB
         return list(found.values())
+
+
+def _leave_out_shutdown_crashes(ev):
+    """A run stopped after --max-batches ends in the doctor's shutdown of the script, as
+    its worker exits do (``Run._workers``): a process that aborts in that shutdown (a
+    native library's exit on a loaded machine) is not the script's crash. The note says
+    what was left out."""
+    fatal = [s for s in ev.stacks if s.startswith("Fatal Python error")]
+    if not fatal:
+        return
+    ev.stacks = [s for s in ev.stacks if not s.startswith("Fatal Python error")]
+    ev.lines = [line for line in ev.lines if not line.startswith("Fatal Python error")]
+    ev.notes.append("%s in a process while the doctor stopped the run after --max-batches: "
+                    "part of that shutdown, not counted as a crash" % fatal[0].split("\n")[0])
 
 
 def _name(proc):

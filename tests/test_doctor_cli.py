@@ -71,6 +71,51 @@ def test_max_batches_stops_with_the_scripts_argv_path_and_cwd(tmp_path):
     assert "argv ['--epochs', '1'] path0 %s cwd work" % tmp_path.name in err
 
 
+ABORTS_AT_EXIT = textwrap.dedent("""
+    import multiprocessing.util
+    import os
+
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+
+    def abort_at_exit(worker_id):
+        # run by the worker's own exit (multiprocessing's finalizers): a real SIGABRT
+        multiprocessing.util.Finalize(None, os.abort, exitpriority=100)
+
+
+    class Squares(Dataset):
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, i):
+            return torch.tensor(float(i * i))
+
+
+    if __name__ == "__main__":
+        for batch in DataLoader(Squares(), batch_size=2, num_workers=2,
+                                worker_init_fn=abort_at_exit):
+            print(batch.tolist())
+""")
+
+
+@pytest.mark.parametrize("stop", [True, False])
+def test_a_worker_that_aborts_in_the_shutdown_of_a_stopped_run_is_no_crash(tmp_path, stop):
+    """--max-batches ends the script early; a worker that aborts as it is shut down then
+    is part of that shutdown (a note says so). In a run to the end the same abort counts."""
+    (tmp_path / "train.py").write_text(ABORTS_AT_EXIT)
+    args = ["--json"] + (["--max-batches", "1"] if stop else []) + ["train.py"]
+    status, report, _out, err, left = run_doctor(args, tmp_path)
+    assert not left
+    assert "Fatal Python error: Aborted" in err  # the worker really aborted
+    if stop:
+        assert (status, report["outcome"], report["diagnoses"]) == (0, "stopped", []), err
+        assert any(note.startswith("Fatal Python error: Aborted in a process while the "
+                                   "doctor stopped the run") for note in report["notes"])
+    else:
+        assert status == 1 and report["diagnoses"][0]["code"] == "DLW203", report
+
+
 def test_module_target_runs_like_python_dash_m(tmp_path):
     pkg = tmp_path / "trainpkg"
     pkg.mkdir()
