@@ -1349,11 +1349,18 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        No safe automatic patch exists: where the GPU work belongs depends on the code.
-        Fix it by hand: return CPU tensors from the dataset and `collate_fn`, then move each
-        batch with `batch.to(device, non_blocking=True)` in the training loop (with
-        `pin_memory=True` on the loader). If GPU work in the workers cannot be avoided, use
-        `multiprocessing_context="spawn"` and few workers, or `num_workers=0`.
+        The doctor's patch takes the device off the flagged call (`x.cuda()` becomes `x`,
+        `x.to("cuda")` becomes `x`, `device="cuda"` leaves a tensor factory), so the
+        workers return CPU tensors, and starts each loop over that loader in the same file
+        with `if torch.cuda.is_available(): batch = batch.to("cuda", non_blocking=True)`
+        (the script's own device where it wrote one as a literal). It gives no patch for a
+        `torch.cuda` call that needs a context, for a loop that unpacks the batch
+        (`for x, y in loader`: which parts belong on the GPU is the author's call), or
+        where no loop over the loader is in the file. By hand: return CPU tensors from
+        the dataset and `collate_fn`, move each batch with `batch.to(device,
+        non_blocking=True)` in the training loop (with `pin_memory=True` on the loader).
+        If GPU work in the workers cannot be avoided, use `multiprocessing_context="spawn"`
+        and few workers, or `num_workers=0`.
     '''),
     options="None.",
     references=(
@@ -1966,8 +1973,12 @@ _add(Rule(
     example="",
     use_instead="",
     fix_safety=_doc('''
-        No safe automatic patch exists: how to split a stream depends on its source (files,
-        shards, a database cursor, a network feed). Fix it by hand: in `__iter__`, call
+        The doctor's patch keeps the class's `__iter__` as `_all_samples` and adds an
+        `__iter__` that deals the stream out by position: each worker yields the samples
+        whose index modulo `num_workers` is its `id`, so every sample comes once over all
+        workers, whatever the source. Each worker still reads the whole stream and skips
+        the others' share; where reading is the cost (files, shards, a database cursor, a
+        network feed), split the source itself instead. By hand: in `__iter__`, call
         `info = torch.utils.data.get_worker_info()` and, when it is not `None`, yield only
         items `info.id`, `info.id + info.num_workers`, ... (for example
         `range(start + info.id, end, info.num_workers)`), or split the work in

@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: crashing fixtures with a patch; the code each one fixes
 FIXABLE = sorted(
     p.name for p in FIXTURES.glob("dlw1*.py")
-    if p.name.split("_")[0].upper() in ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106",
-                                        "DLW108", "DLW111")
+    if p.name.split("_")[0].upper() in ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107",
+                                        "DLW108", "DLW109", "DLW111")
     and p.name not in ("dlw108_local_handle.py", "dlw106_config_dict.py",
                        # its loader is found in a module beside it, which the copy lacks
                        "dlw101_sibling_factory.py",
@@ -158,3 +158,20 @@ def test_dlw201_facts_from_the_run_and_no_patch_when_memory_does_not_explain():
     assert "+    for batch in DataLoader(Growing(), batch_size=4, num_workers=1):" in diff
     roomy = dict(facts, available_gb=0.7)  # room for both: memory does not explain it
     assert make_patch("DLW201", "dlw201_sigkill.py", source, 14, roomy) is None
+
+
+#: what a patched fixture itself prints under spawn, where the patch changes what runs
+#: where (the batches move to the GPU only in the loop; each worker yields its share)
+OWN_OUTPUT = {
+    "dlw107_getitem_cuda.py": "18.0\n66.0\n",
+    "dlw107_collate_to.py": "14.0\n126.0\n",
+    "dlw109_unsharded.py": "samples: [0, 1, 2, 3]\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OWN_OUTPUT))
+def test_patched_fixture_prints_its_own_output_under_spawn(patched, name):
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "spawn_run.py"), name],
+                         cwd=patched, capture_output=True, text=True, timeout=600,
+                         env=_env())
+    assert (run.returncode, run.stdout) == (0, OWN_OUTPUT[name]), run.stderr[-3000:]

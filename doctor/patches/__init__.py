@@ -14,8 +14,8 @@ import ast
 import difflib
 import importlib
 
-CODES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW105", "DLW106", "DLW108", "DLW110",
-         "DLW111", "DLW201", "DLW204")
+CODES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW105", "DLW106", "DLW107", "DLW108",
+         "DLW109", "DLW110", "DLW111", "DLW201", "DLW204")
 #: at most this many findings of one code are fixed in one file
 _ROUNDS = 20
 
