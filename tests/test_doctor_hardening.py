@@ -347,3 +347,46 @@ def test_one_huge_line_costs_the_doctor_bounded_memory(tmp_path):
     out, _ = proc.communicate(timeout=PATIENCE_S)
     assert json.loads(out)["outcome"] == "passed"
     assert peak < 150 * 1024 ** 2, "the doctor reached %d MB" % (peak // 1024 ** 2)
+
+
+SIGCHLD_WHILE_LOCKED = textwrap.dedent("""\
+    import os
+    import signal
+
+    import torch.utils.data  # noqa: F401  (the hooks patch the loaded DataLoader)
+    from torch.utils.data._utils import signal_handling
+
+    from doctor.agent import hooks
+
+    hooks.install()
+    # what torch's own SIGCHLD handler does in the main process
+    signal.signal(signal.SIGCHLD, lambda *_: signal_handling._error_if_any_worker_fails())
+    with hooks._lock:  # the main thread counting a batch, or reading exits at shutdown
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # SIGCHLD is pending now
+        for _ in range(1000):  # the handler runs between these bytecodes
+            pass
+    os.waitpid(pid, 0)
+    print("handled", flush=True)
+""")
+
+
+@needs.torch
+def test_a_worker_exit_signalled_while_the_hooks_hold_their_lock_does_not_hang(tmp_path):
+    """torch's SIGCHLD handler reads worker exits through the hooks; arriving while the
+    main thread holds the hooks' lock it must not wait on that lock (a hung run after
+    its last batch, seen under load)."""
+    script = tmp_path / "sigchld_while_locked.py"
+    script.write_text(SIGCHLD_WHILE_LOCKED)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+        + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    try:
+        done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                              text=True, timeout=PATIENCE_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the SIGCHLD handler waited on the lock its own thread held")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "handled\n"

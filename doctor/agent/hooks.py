@@ -26,7 +26,10 @@ _TORCH_DIR = None
 _probed = weakref.WeakSet()
 _counts = {}          # loader key -> batches delivered
 _watched = {}         # pid -> (worker id, its multiprocessing.Process)
-_lock = threading.Lock()
+# re-entrant: torch's SIGCHLD handler calls _poll_exits, and it runs in the main thread
+# between any two bytecodes, also while the main thread holds this lock (a plain Lock
+# then waits on itself forever: seen when two workers exited at shutdown)
+_lock = threading.RLock()
 _watcher = None
 
 
