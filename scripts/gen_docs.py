@@ -1,4 +1,5 @@
-"""Generate docs/rules.md and README.md's rule table from flake8_dlworker/catalog.py.
+"""Generate docs/rules.md and README.md's rule table from the catalog
+(``flake8_dlworker/causes/``, read through ``flake8_dlworker/catalog.py``).
 
     python scripts/gen_docs.py           write both files
     python scripts/gen_docs.py --check   exit 1, naming the stale file, if either differs
@@ -19,7 +20,10 @@ RULES_MD = Path("docs") / "rules.md"
 README = Path("README.md")
 START = "<!-- rules:start -->"
 END = "<!-- rules:end -->"
-INTRO = "Generated from `flake8_dlworker/catalog.py` by `make docs`; do not edit."
+INTRO = ("Generated from `flake8_dlworker/causes/` (one folder per code) by `make docs`; do not "
+         "edit. Examples that need a dataset import `Squares` from "
+         "[`example_data.py`](../flake8_dlworker/causes/example_data.py): the squares of 0 "
+         "to 7, each through an optional `transform`.")
 
 
 def anchor(rule):

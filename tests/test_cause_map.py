@@ -2,9 +2,11 @@
 
     python tests/test_cause_map.py    print the map as the tree has it
 
-For every catalog code: the rule module(s) of the static checker that emit it, the
-functions of ``doctor/diagnose.py`` that name it, its patch maker, and how many
-fixtures and saved logs carry its code in their names.
+For every catalog code: its folder in ``flake8_dlworker/causes/`` with how many INVALID
+and VALID examples it holds and how many INVALID ones carry an expected fix, the rule
+module(s) of the static checker that emit it, the functions of ``doctor/diagnose.py``
+that name it, its patch maker, and how many fixtures and saved logs carry its code in
+their names.
 """
 import ast
 import sys
@@ -36,7 +38,7 @@ def _mentions(path, code):
 
 
 def cause_map():
-    """{code: (static rule files, diagnose functions, maker, fixtures, logs)}."""
+    """{code: (examples, static rule files, diagnose functions, maker, fixtures, logs)}."""
     rules = sorted((ROOT / "flake8_dlworker" / "rules").glob("*.py"))
     diagnose = ROOT / "doctor" / "diagnose.py"
     found = {}
@@ -49,17 +51,23 @@ def cause_map():
                            for p in (ROOT / "fixtures").rglob("%s_*" % low)
                            if p.suffix in (".py", "") and "__pycache__" not in p.parts})
         logs = len(list((ROOT / "tests" / "logs").glob("%s__*.log" % low)))
-        found[code] = (static, runtime, maker.exists(), len(fixtures), logs)
+        rule = RULES[code]
+        invalid = rule.example_paths("invalid")
+        fixes = sum(Path(p).with_name(Path(p).stem + ".fix.diff").exists() for p in invalid)
+        examples = "%s/: %d invalid (%d with a fix), %d valid" % (
+            code, len(invalid), fixes, len(rule.example_paths("valid")))
+        found[code] = (examples, static, runtime, maker.exists(), len(fixtures), logs)
     return found
 
 
 def render():
-    rows = ["| code | static rule (`flake8_dlworker/`) | runtime (`doctor/diagnose.py`) "
+    rows = ["| code | record and examples (`flake8_dlworker/causes/`) "
+            "| static rule (`flake8_dlworker/`) | runtime (`doctor/diagnose.py`) "
             "| patch maker (`doctor/patches/`) | fixtures | logs |",
-            "|---|---|---|---|---|---|"]
-    for code, (static, runtime, maker, fixtures, logs) in cause_map().items():
-        rows.append("| %s | %s | %s | %s | %d | %d |" % (
-            code, ", ".join(static) or "-", ", ".join("`%s`" % f for f in runtime) or "-",
+            "|---|---|---|---|---|---|---|"]
+    for code, (examples, static, runtime, maker, fixtures, logs) in cause_map().items():
+        rows.append("| %s | %s | %s | %s | %s | %d | %d |" % (
+            code, examples, ", ".join(static) or "-", ", ".join("`%s`" % f for f in runtime) or "-",
             "%s.py" % code.lower() if maker else "-", fixtures, logs))
     return "\n".join(rows) + "\n"
 
@@ -72,7 +80,7 @@ def test_contributing_holds_the_map_of_every_cause():
 
 
 def test_something_detects_every_cause():
-    for code, (static, runtime, _maker, _fixtures, _logs) in cause_map().items():
+    for code, (_examples, static, runtime, _maker, _fixtures, _logs) in cause_map().items():
         assert static or runtime, code
 
 

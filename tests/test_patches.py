@@ -14,7 +14,8 @@ import libcst as cst
 import pytest
 
 from doctor.patches._cst import Tree
-from doctor.patches import CODES, fixed_source, make_patch, maker
+from doctor.patches import CODES, fixed_source, make_patch, maker, unified_diff
+from flake8_dlworker.catalog import RULES
 from fixture_markers import FIXTURES, expected_findings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,21 +41,28 @@ def _code(name):
 
 def _examples():
     for code in CODES:
-        for i, (before, after) in enumerate(getattr(maker(code), "INVALID", ())):
-            yield pytest.param(code, before, after, id="%s-%d" % (code, i))
+        for path in RULES[code].example_paths("patches"):
+            path = Path(path)
+            yield pytest.param(code, path, id="%s-%s" % (code, path.stem))
 
 
-@pytest.mark.parametrize("code, before, after", list(_examples()))
-def test_invalid_example_gets_the_expected_fix(code, before, after):
+@pytest.mark.parametrize("code, path", list(_examples()))
+def test_maker_case_gets_the_expected_fix(code, path):
+    """``causes/<CODE>/patches/NN.py``: the maker's fix is ``NN.fix.diff`` to the letter."""
     facts = getattr(maker(code), "FACTS", None)
-    assert fixed_source(code, "example.py", before, None, facts) == after
+    name = path.relative_to(ROOT).as_posix()
+    before = path.read_text(encoding="utf-8")
+    after = fixed_source(code, name, before, None, facts)
+    assert after is not None, name
+    assert unified_diff(name, before, after) == \
+        path.with_name(path.stem + ".fix.diff").read_text(encoding="utf-8")
     # idempotent: the fixed code gets no second patch
-    assert fixed_source(code, "example.py", after, None, facts) is None
+    assert fixed_source(code, name, after, None, facts) is None
 
 
-def test_every_maker_has_examples():
+def test_every_maker_has_cases():
     for code in CODES:
-        assert getattr(maker(code), "INVALID", ()), code
+        assert RULES[code].example_paths("patches"), code
 
 
 def _comments(source):

@@ -15,6 +15,7 @@ from doctor.patches import CODES, fixed_source, maker
 from doctor.patches.combine import map_line
 from doctor.patches.sites import from_probe
 from fixture_markers import FIXTURES
+from flake8_dlworker.catalog import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 SPAWN_RUN = ROOT / "tests" / "spawn_run.py"
@@ -169,10 +170,18 @@ def test_sites_outside_the_project_are_never_patched(tmp_path, monkeypatch):
     assert from_probe(handle) is None
 
 
+def maker_cases(code):
+    """(before, after) of each of the maker's own cases (``causes/<CODE>/patches/``)."""
+    facts = getattr(maker(code), "FACTS", None)
+    for path in RULES[code].example_paths("patches"):
+        before = Path(path).read_text(encoding="utf-8")
+        yield before, fixed_source(code, path, before, None, facts)
+
+
 def test_no_pickling_patch_turns_workers_off():
     """A pickling cause is fixed in the code, never by num_workers=0."""
     for code in ("DLW102", "DLW103", "DLW104", "DLW108"):
-        for before, after in maker(code).INVALID:
+        for before, after in maker_cases(code):
             assert "num_workers=0" not in after.replace(before, "")
     for path in sorted(FIXTURES.glob("*.py")):
         code = path.name.split("_")[0].upper()

@@ -16,6 +16,8 @@ from flake8_dlworker import platforms
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = ROOT / "flake8_dlworker" / "platforms.py"
+#: the catalog's examples are user code that shows a cause, not the tool's own code
+CATALOG_EXAMPLES = ROOT / "flake8_dlworker" / "causes"
 PACKAGES = ("doctor", "flake8_dlworker")
 
 #: names that one family of OS lacks, by the module that holds them
@@ -41,7 +43,7 @@ ONLY_SOME_KEYWORDS = {"start_new_session", "preexec_fn", "creationflags"}
 def _modules():
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
-            if path != LAYER:
+            if path != LAYER and CATALOG_EXAMPLES not in path.parents:
                 yield path
 
 

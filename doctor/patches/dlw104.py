@@ -47,31 +47,3 @@ def fix(source, finding, facts):
         new = _hoist.hoist(module, guard, guard, definition)
         return None if new is None else new.code
     return None
-
-
-# Fixit-style: each INVALID example with the fixed code this maker must produce.
-INVALID = (
-    ('''\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-
-if __name__ == "__main__":
-    def collate(batch):  # stack the first field
-        return torch.stack([item[0] for item in batch])
-
-    data = TensorDataset(torch.arange(16.0))
-    loader = DataLoader(data, num_workers=2, collate_fn=collate)
-''', '''\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-
-
-def collate(batch):  # stack the first field
-    return torch.stack([item[0] for item in batch])
-
-
-if __name__ == "__main__":
-    data = TensorDataset(torch.arange(16.0))
-    loader = DataLoader(data, num_workers=2, collate_fn=collate)
-'''),
-)

@@ -40,33 +40,3 @@ def fix(source, line, facts):
     if torch is None:
         module = _cst.add_import(module, "import torch")
     return module.code
-
-
-# Fixit-style: each INVALID example with the fixed code this maker must produce.
-INVALID = (
-    ('''\
-import torch
-from torch.utils.data import DataLoader
-
-
-def main(data):
-    return DataLoader(data, batch_size=4, pin_memory=True)
-''', '''\
-import torch
-from torch.utils.data import DataLoader
-
-
-def main(data):
-    return DataLoader(data, batch_size=4, pin_memory=torch.cuda.is_available())
-'''),
-    ('''\
-from torch.utils.data import DataLoader
-
-loader = DataLoader(range(8), pin_memory=True)  # pinned
-''', '''\
-import torch
-from torch.utils.data import DataLoader
-
-loader = DataLoader(range(8), pin_memory=torch.cuda.is_available())  # pinned
-'''),
-)

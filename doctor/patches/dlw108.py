@@ -9,8 +9,9 @@
   use: ``__init__`` keeps ``None``, each method that uses it opens it when it is still
   ``None``, and ``__getstate__`` drops an open one, so every worker opens its own.
   This needs the opening expression to be rebuildable outside ``__init__``: it may read
-  module names, ``self`` attributes, and ``__init__`` parameters that ``__init__``
-  also stores on ``self``.
+  module names, ``self`` attributes, and ``__init__`` parameters; a parameter that
+  ``__init__`` does not keep (``open(path)``) is kept as ``self.path`` first, unless the
+  class already uses that attribute for something else.
 - A handle that ``__init__`` reads, or that other objects are taken from there
   (``self.tokens = self.h5["tokens"]``, an h5py dataset, as unpicklable as the file), is
   reopened when a worker unpickles the dataset: ``__getstate__`` drops the handle and
@@ -50,7 +51,7 @@ def _uses(node, attr):
     return found
 
 
-def fix(source, finding, facts):
+def fix(source, finding, facts, params_stored=False):
     match = _TEXT.search(finding.text)
     tree = _cst.Tree(source)
     value = tree.first_at(finding.line, finding.col)
@@ -66,7 +67,50 @@ def fix(source, finding, facts):
     taken_from = _root_attr(assign.value)
     if taken_from is not None:  # self.tokens = self.h5["tokens"]: the file is the handle
         return _fix_handle(tree, cls, init, taken_from, {attr})
-    return _fix_handle(tree, cls, init, attr, set())
+    fixed = _fix_handle(tree, cls, init, attr, set())
+    if fixed is None and not params_stored:
+        # open(path) with a parameter __init__ does not keep: keep it, then open lazily
+        stored = _store_params(source, tree, cls, init, assign)
+        if stored is not None:
+            source, added = stored
+            return fix(source, finding._replace(line=finding.line + added), facts, True)
+    return fixed
+
+
+def _store_params(source, tree, cls, init, assign):
+    """``source`` with ``self.p = p`` added before the handle's line for each parameter
+    of ``__init__`` that its opening expression reads and ``__init__`` does not keep, and
+    the number of lines added; None when there is none, or a ``self.p`` already means
+    something else."""
+    params = [p.name.value for p in init.params.params if p.name.value != "self"]
+    needed = _cst.free_names(assign.value) & (_cst.bound_in_function(init) - {"self"})
+    missing = [p for p in params if p in needed and p not in _stored_params(init)]
+    statement = tree.parents[assign]
+    if not missing or set(needed) - set(params) - set(_stored_params(init)) \
+            or not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    class_code = _cst.code(cls)
+    if any(re.search(r"\bself\.%s\b" % re.escape(p), class_code) for p in missing):
+        return None
+    first = tree.line(statement)
+    lines = source.splitlines(True)
+    indent = lines[first - 1][:len(lines[first - 1]) - len(lines[first - 1].lstrip())]
+    lines[first - 1:first - 1] = ["%sself.%s = %s\n" % (indent, p, p) for p in missing]
+    return "".join(lines), len(missing)
+
+
+def _stored_params(init):
+    """{parameter: the attribute} for each ``self.attr = parameter`` in ``__init__``."""
+    stored = {}
+    for stmt in init.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.value, cst.Name) \
+                        and isinstance(small.targets[0].target, cst.Attribute) \
+                        and _cst.dotted(small.targets[0].target.value) == "self":
+                    stored.setdefault(small.value.value, small.targets[0].target.attr.value)
+    return stored
 
 
 def _fix_handle(tree, cls, init, attr, derived_named):
@@ -268,15 +312,7 @@ def _rebuildable(expr, init):
     """``expr`` with __init__ parameters read through the attributes __init__ stores them
     in, or None when it reads a local that is not kept on ``self``."""
     params = {p.name.value for p in init.params.params} - {"self"}
-    stored = {}
-    for stmt in init.body.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                        and isinstance(small.value, cst.Name) \
-                        and isinstance(small.targets[0].target, cst.Attribute) \
-                        and _cst.dotted(small.targets[0].target.value) == "self":
-                    stored.setdefault(small.value.value, small.targets[0].target.attr.value)
+    stored = _stored_params(init)
     local = _cst.bound_in_function(init) - {"self"}
     needed = _cst.free_names(expr) & local
     if needed - set(stored) or needed - params:
@@ -294,203 +330,3 @@ def _rebuildable(expr, init):
                 return cst.parse_expression("self.%s" % stored[original.value])
             return updated
     return expr.visit(Swap())
-
-
-# Fixit-style: each INVALID example with the fixed code this maker must produce.
-INVALID = (
-    ('''\
-from torch.utils.data import DataLoader, Dataset
-
-
-class Lines(Dataset):
-    def __init__(self, path):
-        self.file = open(path)  # the whole file, read once
-        self.lines = self.file.read().splitlines()
-
-    def __len__(self):
-        return len(self.lines)
-
-    def __getitem__(self, i):
-        return self.lines[i]
-
-
-if __name__ == "__main__":
-    print(list(DataLoader(Lines(__file__), num_workers=2)))
-''', '''\
-from torch.utils.data import DataLoader, Dataset
-
-
-class Lines(Dataset):
-    def __init__(self, path):
-        self.file = open(path)  # the whole file, read once
-        self.lines = self.file.read().splitlines()
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state['file'] = None  # DLW108: each worker opens its own
-        return state
-
-    def __len__(self):
-        return len(self.lines)
-
-    def __getitem__(self, i):
-        return self.lines[i]
-
-
-if __name__ == "__main__":
-    print(list(DataLoader(Lines(__file__), num_workers=2)))
-'''),
-    ('''\
-import sqlite3
-
-from torch.utils.data import DataLoader, Dataset
-
-
-class Rows(Dataset):
-    def __init__(self, path):
-        self.path = path
-        self.db = sqlite3.connect(path)
-
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        """One row."""
-        return self.db.execute("select x from t where id = ?", (i,)).fetchone()[0]
-
-
-if __name__ == "__main__":
-    print(list(DataLoader(Rows("rows.db"), num_workers=2)))
-''', '''\
-import sqlite3
-
-from torch.utils.data import DataLoader, Dataset
-
-
-class Rows(Dataset):
-    def __init__(self, path):
-        self.path = path
-        self.db = None
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state['db'] = None  # DLW108: each worker opens its own
-        return state
-
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        """One row."""
-        if self.db is None:
-            self.db = sqlite3.connect(self.path)
-        return self.db.execute("select x from t where id = ?", (i,)).fetchone()[0]
-
-
-if __name__ == "__main__":
-    print(list(DataLoader(Rows("rows.db"), num_workers=2)))
-'''),
-    ('''\
-import h5py
-from torch.utils.data import DataLoader, Dataset
-
-
-class Tokens(Dataset):
-    def __init__(self, path):
-        self.path = path
-        self.h5 = h5py.File(path, "r")
-        self.tokens = self.h5["tokens"]
-
-    def __len__(self):
-        return len(self.tokens)
-
-    def __getitem__(self, i):
-        return self.tokens[i]
-
-
-def main(path):
-    return DataLoader(Tokens(path), num_workers=2)
-''', '''\
-import h5py
-from torch.utils.data import DataLoader, Dataset
-
-
-class Tokens(Dataset):
-    def __init__(self, path):
-        self.path = path
-        self.h5 = h5py.File(path, "r")
-        self.tokens = self.h5["tokens"]
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state['h5'] = None  # DLW108: each worker opens its own
-        state['tokens'] = None  # taken from self.h5
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self.h5 = h5py.File(self.path, "r")
-        self.tokens = self.h5["tokens"]
-
-    def __len__(self):
-        return len(self.tokens)
-
-    def __getitem__(self, i):
-        return self.tokens[i]
-
-
-def main(path):
-    return DataLoader(Tokens(path), num_workers=2)
-'''),
-    ('''\
-import sqlite3
-
-from torch.utils.data import DataLoader, Dataset
-
-
-class Rows(Dataset):
-    def __init__(self):
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute("create table t (id integer, x real)")
-
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        return self.db.execute("select x from t where id = ?", (i,)).fetchone()
-
-
-def main():
-    return DataLoader(Rows(), num_workers=2)
-''', '''\
-import sqlite3
-
-from torch.utils.data import DataLoader, Dataset
-
-
-class Rows(Dataset):
-    def __init__(self):
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute("create table t (id integer, x real)")
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state['db'] = self.db.serialize()  # DLW108: the database, as bytes
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self.db = sqlite3.connect(":memory:")  # each worker its own copy
-        self.db.deserialize(state['db'])
-
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        return self.db.execute("select x from t where id = ?", (i,)).fetchone()
-
-
-def main():
-    return DataLoader(Rows(), num_workers=2)
-'''),
-)

@@ -39,37 +39,3 @@ def fix(source, line, facts):
     if spelled is None:
         module = _cst.add_import(module, "import os")
     return module.code
-
-
-# Fixit-style: each INVALID example with the fixed code this maker must produce.
-INVALID = (
-    ('''\
-import torch
-from torch.utils.data import DataLoader
-
-
-def main(data):
-    return DataLoader(data, batch_size=4, num_workers=64)
-''', '''\
-import os
-import torch
-from torch.utils.data import DataLoader
-
-
-def main(data):
-    return DataLoader(data, batch_size=4, num_workers=min(64, os.cpu_count() or 1))
-'''),
-    ('''\
-import os
-
-from torch.utils.data import DataLoader
-
-loader = DataLoader(range(8), num_workers=32, persistent_workers=True)
-''', '''\
-import os
-
-from torch.utils.data import DataLoader
-
-loader = DataLoader(range(8), num_workers=min(32, os.cpu_count() or 1), persistent_workers=True)
-'''),
-)

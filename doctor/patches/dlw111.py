@@ -31,13 +31,15 @@ def fix(source, finding, facts):
     seed = "info.seed % 2**32" if factory.endswith("RandomState") else "info.seed"
     module = tree.module
     loaders = _loaders(tree, cls.name.value)
-    if not loaders or any(_keyword(c, "worker_init_fn") for c in loaders):
+    if not loaders:
         return None
-    bound, used = _cst.module_names(module)
-    name = _cst.unique("_seed_worker", bound | used)
     info = _cst.import_name(module, "torch.utils.data", "get_worker_info")
     if info is None and _cst.has_plain_import(module, "torch"):
         info = "torch.utils.data.get_worker_info"
+    if any(_keyword(c, "worker_init_fn") for c in loaders):
+        return _reseed_in_own_init(tree, loaders, info, attr, factory, seed)
+    bound, used = _cst.module_names(module)
+    name = _cst.unique("_seed_worker", bound | used)
     function = cst.parse_statement(
         "def %s(worker_id):\n    info = %s()\n    info.dataset.%s = %s(%s)\n" % (
             name, info or "get_worker_info", attr, factory, seed))
@@ -48,6 +50,32 @@ def fix(source, finding, facts):
     index = [i for i, s in enumerate(tree.module.body) if s is cls][0]
     body.insert(index + 1, function)
     module = module.with_changes(body=body)
+    if info is None:
+        module = _cst.add_import(module, "from torch.utils.data import get_worker_info",
+                                 last=True)
+    return module.code
+
+
+def _reseed_in_own_init(tree, loaders, info, attr, factory, seed):
+    """The loaders already share a ``worker_init_fn`` defined at module level here (one
+    that seeds numpy's global state, say): it rebuilds the generator too, at its end."""
+    names = {_cst.code(_keyword(c, "worker_init_fn").value).strip() if _keyword(
+        c, "worker_init_fn") else None for c in loaders}
+    if len(names) != 1 or None in names:
+        return None
+    name = names.pop()
+    function = next((s for s in tree.module.body if isinstance(s, cst.FunctionDef)
+                     and s.name.value == name), None)
+    if function is None or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    read, bound = _cst.names(function)
+    local = _cst.unique("info", _cst.bound_in_function(function) | read | set(bound))
+    added = [cst.parse_statement("%s = %s()\n" % (local, info or "get_worker_info")),
+             cst.parse_statement("%s.dataset.%s = %s(%s)\n" % (
+                 local, attr, factory, seed.replace("info.", local + ".")))]
+    body = list(function.body.body) + added
+    module = tree.module.deep_replace(
+        function, function.with_changes(body=function.body.with_changes(body=body)))
     if info is None:
         module = _cst.add_import(module, "from torch.utils.data import get_worker_info",
                                  last=True)
@@ -94,99 +122,3 @@ def _with_keyword(call, name, value):
         args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         args.append(new)
     return call.with_changes(args=args)
-
-
-# Fixit-style: each INVALID example with the fixed code this maker must produce.
-INVALID = (
-    ('''\
-import numpy as np
-from torch.utils.data import DataLoader, Dataset
-
-
-class Noisy(Dataset):
-    def __init__(self):
-        self.rng = np.random.default_rng(0)
-
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        return float(self.rng.normal()) + i
-
-
-if __name__ == "__main__":
-    for batch in DataLoader(Noisy(), batch_size=4, num_workers=2):
-        print(batch)
-''', '''\
-import numpy as np
-from torch.utils.data import DataLoader, Dataset
-from torch.utils.data import get_worker_info
-
-
-class Noisy(Dataset):
-    def __init__(self):
-        self.rng = np.random.default_rng(0)
-
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        return float(self.rng.normal()) + i
-
-
-def _seed_worker(worker_id):
-    info = get_worker_info()
-    info.dataset.rng = np.random.default_rng(info.seed)
-
-
-if __name__ == "__main__":
-    for batch in DataLoader(Noisy(), batch_size=4, num_workers=2, worker_init_fn=_seed_worker):
-        print(batch)
-'''),
-    ('''\
-import random
-
-import torch.utils.data as tud
-
-
-class Jitter(tud.Dataset):
-    def __init__(self, seed):
-        self.random = random.Random(seed)
-
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        return i + self.random.random()
-
-
-def main():
-    data = Jitter(0)
-    return tud.DataLoader(data, num_workers=2)
-''', '''\
-import random
-
-import torch.utils.data as tud
-
-
-class Jitter(tud.Dataset):
-    def __init__(self, seed):
-        self.random = random.Random(seed)
-
-    def __len__(self):
-        return 8
-
-    def __getitem__(self, i):
-        return i + self.random.random()
-
-
-def _seed_worker(worker_id):
-    info = tud.get_worker_info()
-    info.dataset.random = random.Random(info.seed)
-
-
-def main():
-    data = Jitter(0)
-    return tud.DataLoader(data, num_workers=2, worker_init_fn=_seed_worker)
-'''),
-)

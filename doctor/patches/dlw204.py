@@ -48,33 +48,3 @@ def fix(source, line, facts):
     new.append(cst.parse_statement(_CALL % torch))
     body[last + 1:last + 1] = new
     return module.with_changes(body=body).code
-
-
-# Fixit-style: each INVALID example with the fixed code this maker must produce.
-INVALID = (
-    ('''\
-import torch
-from torch.utils.data import DataLoader
-
-if __name__ == "__main__":
-    kept = list(DataLoader(range(1000), batch_size=1, num_workers=2))
-''', '''\
-import torch
-from torch.utils.data import DataLoader
-torch.multiprocessing.set_sharing_strategy("file_system")  # DLW204: open files ran out
-
-if __name__ == "__main__":
-    kept = list(DataLoader(range(1000), batch_size=1, num_workers=2))
-'''),
-    ('''\
-from torch.utils.data import DataLoader
-
-kept = []
-''', '''\
-from torch.utils.data import DataLoader
-import torch.multiprocessing
-torch.multiprocessing.set_sharing_strategy("file_system")  # DLW204: open files ran out
-
-kept = []
-'''),
-)

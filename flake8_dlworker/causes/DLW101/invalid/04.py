@@ -1,0 +1,7 @@
+from torch.utils.data import DataLoader
+
+from example_data import Squares
+
+
+loader = DataLoader(Squares(), batch_size=4, num_workers=2)
+sizes = [len(batch) for batch in loader]

@@ -1,0 +1,10 @@
+from torch.utils.data import DataLoader
+
+from example_data import Squares
+
+
+loader = DataLoader(Squares(), batch_size=4, num_workers=2)
+
+if __name__ == "__main__":
+    for batch in loader:
+        print(batch)

@@ -1,0 +1,14 @@
+from torch.utils.data import DataLoader
+
+from example_data import Squares
+
+
+def main():
+    loader = DataLoader(Squares(), batch_size=4, num_workers=2,
+                        collate_fn=lambda batch: batch)
+    for batch in loader:
+        print(batch)
+
+
+if __name__ == "__main__":
+    main()

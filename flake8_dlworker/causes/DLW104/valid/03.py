@@ -1,0 +1,12 @@
+from torch.utils.data import DataLoader
+
+from example_data import Squares
+
+
+if __name__ == "__main__":
+    def pad(batch):
+        return batch
+
+    loader = DataLoader(Squares(), batch_size=4, num_workers=0, collate_fn=pad)
+    for batch in loader:
+        print(batch)

@@ -1,0 +1,15 @@
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class OnGpu(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.full((3,), float(i)).cuda()  # on the GPU
+
+
+if __name__ == "__main__":
+    for batch in DataLoader(OnGpu(), batch_size=4, num_workers=2):
+        print(batch.sum().item())

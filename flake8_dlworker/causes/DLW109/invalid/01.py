@@ -1,0 +1,12 @@
+from torch.utils.data import DataLoader, IterableDataset
+
+
+class Numbers(IterableDataset):
+    def __iter__(self):
+        return iter(range(8))
+
+
+if __name__ == "__main__":
+    loader = DataLoader(Numbers(), batch_size=4, num_workers=2)
+    for batch in loader:
+        print(batch)

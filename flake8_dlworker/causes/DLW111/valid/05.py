@@ -1,0 +1,18 @@
+import numpy as np
+from torch.utils.data import DataLoader, Dataset
+
+
+class Noisy(Dataset):
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return i + self.rng.normal()
+
+
+if __name__ == "__main__":
+    for batch in DataLoader(Noisy(), batch_size=4):
+        print(batch)

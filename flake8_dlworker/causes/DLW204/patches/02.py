@@ -1,0 +1,3 @@
+from torch.utils.data import DataLoader
+
+kept = []
