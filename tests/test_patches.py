@@ -25,14 +25,14 @@ FIXABLE = sorted(
     p.name for p in FIXTURES.glob("dlw1*.py")
     if p.name.split("_")[0].upper() in ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107",
                                         "DLW108", "DLW109", "DLW111")
-    and p.name not in ("dlw108_local_handle.py", "dlw106_config_dict.py",
-                       # its loader is found in a module beside it, which the copy lacks
-                       "dlw101_sibling_factory.py",
-                       # only the run sees its lambda: it is patched from the run's
-                       # evidence (tests/test_patches_rounds.py), not from a static finding
-                       "dlw102_transform_table.py"))
+    and p.name not in (
+        # its loader is found in a module beside it, which the copy lacks
+        "dlw101_sibling_factory.py",
+        # only the run sees its lambda: it is patched from the run's
+        # evidence (tests/test_patches_rounds.py), not from a static finding
+        "dlw102_transform_table.py"))
 #: crashing fixtures for which no safe patch exists: patch stays null
-UNFIXABLE = ["dlw104_pkg/__main__.py", "dlw108_local_handle.py", "dlw106_config_dict.py"]
+UNFIXABLE = ["dlw104_pkg/__main__.py"]
 
 
 def _code(name):

@@ -1,7 +1,8 @@
 """DLW106: ``persistent_workers=True`` or ``prefetch_factor`` while ``num_workers`` is 0.
 
 When ``num_workers`` is absent or a literal 0 the argument is dropped (it has no
-effect without workers). When it is a name that is 0 here but may change, the
+effect without workers); in a dict literal of loader arguments (``**LOADER``) the entry
+is, reading the dict's own ``"num_workers"``. When it is a name that is 0 here but may change, the
 argument is made conditional on it: ``persistent_workers=workers > 0``,
 ``prefetch_factor=4 if workers > 0 else None``.
 """
@@ -18,7 +19,9 @@ _NUM_WORKERS_POSITION = 5
 def fix(source, finding, facts):
     tree = _cst.Tree(source)
     arg = tree.first_at(finding.line, finding.col, cst.Arg)
-    if arg is None or arg.keyword is None:
+    if arg is None:
+        return _fix_config(tree, finding)
+    if arg.keyword is None:
         return None
     option = arg.keyword.value
     if option not in ("persistent_workers", "prefetch_factor"):
@@ -56,3 +59,42 @@ def _without(call, arg):
         # it was the last: the one before loses its comma (and the line break after it)
         args[-1] = args[-1].with_changes(comma=arg.comma)
     return call.with_changes(args=args)
+
+
+def _fix_config(tree, finding):
+    """The option is an entry of a dict literal of loader arguments (a config given as
+    ``DataLoader(..., **LOADER)``): the same change, made to the entry, reading the
+    dict's own ``"num_workers"`` entry."""
+    value = tree.first_at(finding.line, finding.col)
+    element = tree.parents.get(value)
+    config = tree.parents.get(element)
+    if not isinstance(element, cst.DictElement) or not isinstance(config, cst.Dict):
+        return None
+    option = _key(element)
+    if option not in ("persistent_workers", "prefetch_factor"):
+        return None
+    workers = next((e.value for e in config.elements
+                    if isinstance(e, cst.DictElement) and _key(e) == "num_workers"), None)
+    if workers is None or isinstance(workers, cst.Integer):
+        elements = list(config.elements)
+        index = elements.index(element)
+        del elements[index]
+        if index == len(elements) and elements:
+            elements[-1] = elements[-1].with_changes(comma=element.comma)
+        return tree.module.deep_replace(config, config.with_changes(elements=elements)).code
+    if not isinstance(workers, (cst.Name, cst.Attribute)):
+        return None  # an expression there would be evaluated twice
+    count = _cst.code(workers).strip()
+    if option == "persistent_workers":
+        new = "%s > 0" % count
+    else:
+        new = "%s if %s > 0 else None" % (_cst.code(element.value).strip(), count)
+    return tree.module.deep_replace(
+        element, element.with_changes(value=cst.parse_expression(new))).code
+
+
+def _key(element):
+    key = element.key
+    if isinstance(key, cst.SimpleString):
+        return key.evaluated_value
+    return None

@@ -17,6 +17,9 @@
   reopened when a worker unpickles the dataset: ``__getstate__`` drops the handle and
   everything taken from it, ``__setstate__`` opens it again and takes them again.
 
+- A handle kept only in a local of ``__init__``, with something taken from it kept on
+  the dataset (``db = sqlite3.connect(...)``, ``self.rows = db.cursor()``), is first kept
+  itself (``self.db``), then handled as above.
 - A sqlite connection that ``__init__`` keeps using (a database it fills, an in-memory
   one) travels as its bytes: ``__getstate__`` keeps ``serialize()``, ``__setstate__``
   gives each worker an in-memory copy (Python 3.11+). Another handle that ``__init__``
@@ -67,6 +70,12 @@ def fix(source, finding, facts, params_stored=False):
     taken_from = _root_attr(assign.value)
     if taken_from is not None:  # self.tokens = self.h5["tokens"]: the file is the handle
         return _fix_handle(tree, cls, init, taken_from, {attr})
+    local = _root_local(assign.value)
+    if local is not None and not params_stored:
+        # db = sqlite3.connect(...); self.rows = db.cursor(): keep the handle itself as
+        # self.db, so that it can travel (or be reopened) with what was taken from it
+        kept = _keep_local(tree, cls, init, local)
+        return fix(kept, finding, facts, True) if kept is not None else None
     fixed = _fix_handle(tree, cls, init, attr, set())
     if fixed is None and not params_stored:
         # open(path) with a parameter __init__ does not keep: keep it, then open lazily
@@ -75,6 +84,72 @@ def fix(source, finding, facts, params_stored=False):
             source, added = stored
             return fix(source, finding._replace(line=finding.line + added), facts, True)
     return fixed
+
+
+def _root_local(expr):
+    """``db`` for ``db.cursor()``, ``db["x"]`` or ``db.x`` where ``db`` is a plain name."""
+    if isinstance(expr, (cst.Subscript, cst.Attribute)):
+        inner = expr.value
+    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value in _HANDLE_METHODS:
+        inner = expr.func.value
+    else:
+        return None
+    return inner.value if isinstance(inner, cst.Name) else None
+
+
+def _keep_local(tree, cls, init, local):
+    """The module with the local ``local`` of ``__init__`` made ``self.local`` there, or
+    None: it must be bound once, by a call, not be a parameter, not be read by a nested
+    function, and ``self.local`` must not already mean something in the class."""
+    params = {p.name.value for p in init.params.params}
+    binds = [a for a in _local_assignments(init) if a == local]
+    if local in params or len(binds) != 1 or \
+            re.search(r"\bself\.%s\b" % re.escape(local), _cst.code(cls)):
+        return None
+    nested = [n for n in _cst.Tree(_cst.code(init)).nodes(cst.FunctionDef)][1:] + \
+        [n for n in _cst.Tree(_cst.code(init)).nodes(cst.Lambda)]
+    if any(local in _cst.names(n)[0] for n in nested):
+        return None
+
+    class ToAttribute(cst.CSTTransformer):
+        def leave_Name(self, original, updated):
+            if original.value == local:
+                return cst.Attribute(value=cst.Name("self"), attr=cst.Name(local))
+            return updated
+
+        def visit_Attribute(self, node):  # x.db is not the local db: only its value is
+            return False
+
+        def leave_Attribute(self, original, updated):
+            return updated.with_changes(value=updated.value.visit(self))
+
+        def visit_Arg(self, node):  # f(db=...) names a keyword, not the local
+            return True
+
+        def leave_Arg(self, original, updated):
+            return updated.with_changes(keyword=original.keyword)
+
+    new_init = init.with_changes(body=init.body.visit(ToAttribute()))
+    return tree.module.deep_replace(init, new_init).code
+
+
+def _local_assignments(init):
+    """The plain names that ``__init__``'s own statements assign, once per assignment."""
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            return node is init
+
+        def visit_Lambda(self, node):
+            return False
+
+        def visit_AssignTarget(self, node):
+            if isinstance(node.target, cst.Name):
+                found.append(node.target.value)
+    init.visit(Find())
+    return found
 
 
 def _store_params(source, tree, cls, init, assign):
