@@ -3,14 +3,17 @@
 For each fixture (one folder copy each): the reference output is the script's own
 stdout under ``fork`` (Linux's default, where the pickling causes do not crash); the
 doctor runs it under spawn (``--json``, with ``--verify`` when asked: rounds of fix and
-re-run); a crash whose first diagnosis has a patch maker counts as fixable. Its
-combined patch (``fix.patch``) is applied with ``git apply`` and the patched script
-run under a real spawn start method (``tests/spawn_run.py``): fixed when it exits 0
-and prints what the reference printed (any output when the reference itself fails).
+re-run); a crash whose first diagnosis has a patch maker counts as fixable, unless the
+run showed that no change of the maker's kind avoids it (a worker killed with memory to
+spare: fewer workers would not help). Its combined patch (``fix.patch``) is applied with
+``git apply`` and the patched script run under a real spawn start method
+(``tests/spawn_run.py``): fixed when it exits 0 and prints what the reference printed
+(any output when the reference itself fails).
 
     python bench/fix_share.py [--verify] [--jobs 2] [FIXTURE ...]
 """
 import argparse
+import ast
 import json
 import os
 import shutil
@@ -24,10 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 SPAWN_RUN = ROOT / "tests" / "spawn_run.py"
 sys.path.insert(0, str(ROOT))
+from doctor.diagnose import MEMORY_UNEXPLAINED  # noqa: E402
 from doctor.patches import CODES  # noqa: E402
 
 #: causes whose catalog fix is a code change that a maker could make
-FIXABLE = set(CODES) | {"DLW107"}
+FIXABLE = set(CODES)
 TIMEOUT = 240
 
 
@@ -41,10 +45,18 @@ def fixtures():
 
 
 def _target(path, folder):
+    """Copy the fixture, and the modules beside it that it imports, into ``folder``."""
     if path.name == "__main__.py":
         shutil.copytree(path.parent, folder / path.parent.name)
         return ["-m", path.parent.name]
     shutil.copy(path, folder / path.name)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+        for name in names:
+            beside = path.with_name(name.split(".")[0] + ".py")
+            if beside.is_file() and beside != path:
+                shutil.copy(beside, folder / beside.name)
     return [path.name]
 
 
@@ -79,6 +91,8 @@ def measure(path, verify):
         code = report["diagnoses"][0]["code"]
         if code not in FIXABLE:
             return name, None, "%s: no code change fixes it" % code
+        if any(line.startswith(MEMORY_UNEXPLAINED) for line in report["diagnoses"][0]["evidence"]):
+            return name, None, "%s: %s" % (code, MEMORY_UNEXPLAINED)
         patch = (report.get("fix") or {}).get("patch")
         if not patch:
             return name, False, "%s: no patch" % code

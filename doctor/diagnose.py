@@ -7,6 +7,7 @@ the first that holds is the root cause; what it explains (the generic "exited
 unexpectedly", BrokenPipe, EOFError) is folded into its evidence.  Static findings
 of other codes follow as separate, lower-confidence diagnoses.
 """
+import math
 import os
 import re
 import signal as _signal
@@ -608,6 +609,7 @@ def dlw201(ev):
         predicted = forecast.for_run(ev)  # which worker grew, how fast, and how far
         if predicted is not None:
             evidence.extend(predicted.text())
+        evidence.extend(_memory_unexplained(ev, worker, peaks))
         # SIGKILL is what the OOM killer sends; memory nearly gone makes it certain
         tight = (worker.available_gb is not None and avail
                  and worker.available_gb < 0.05 * avail)
@@ -619,6 +621,27 @@ def dlw201(ev):
         diag.confidence = "certain"  # the kernel or the scheduler says it was the OOM killer
         diag.evidence.append(_first_line(killer[1]))
     return _locate(diag, ev, found[0] if found else None)
+
+
+#: how DLW201's evidence begins when fewer workers would not have avoided the kill
+MEMORY_UNEXPLAINED = "memory per worker does not explain the kill"
+
+
+def _memory_unexplained(ev, worker, peaks):
+    """A line when the workers' peaks fit many times over in the memory available at
+    the kill: then no worker count avoids it (a limit the doctor could not read, a leak
+    that grows without bound, or another sender of SIGKILL)."""
+    counts = [loader.get("num_workers") for loader in ev.loaders if loader.get("num_workers")]
+    workers = max(counts) if counts else len(ev.workers)
+    peak = max(peaks) if peaks else worker.peak_rss_gb
+    room = worker.available_gb
+    if not workers or not peak or room is None or math.floor(room / peak) < workers:
+        return []
+    return ["%s: the run had %d worker(s) and the %.2f GiB available would hold %d at "
+            "%.2f GiB peak each, so fewer workers would not have avoided it; look for a "
+            "memory limit the doctor could not read, a cache that grows without bound, or "
+            "another sender of SIGKILL" % (MEMORY_UNEXPLAINED, workers, room,
+                                           math.floor(room / peak), peak)]
 
 
 def dlw207(ev):

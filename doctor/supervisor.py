@@ -21,6 +21,7 @@ import uuid
 import psutil
 
 from doctor import forecast, memory, process_tree, signals, status
+from doctor.available import available_bytes
 from doctor.agent import EVENTS, MAX_BATCHES, OWN, START_METHOD, stack_path
 from doctor.evidence import Evidence, WorkerExit, read_events
 from doctor.logparse import MAX_LINE, LogParser
@@ -239,10 +240,7 @@ class Run:
         return list(procs.values())
 
     def _sample(self):
-        try:
-            available = psutil.virtual_memory().available
-        except psutil.Error:
-            available = None
+        available = available_bytes()
         for proc in self._tree():
             self.seen.setdefault(proc.pid, proc)
             try:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import needs
+from doctor.diagnose import MEMORY_UNEXPLAINED
 from doctor.forecast import forecast
 from doctor_run import run_doctor
 
@@ -69,6 +70,10 @@ def test_a_growing_worker_killed_by_sigkill_is_named_with_its_rate_and_forecast(
                      r"batch, steadily", evidence)
     assert rate and 6 < float(rate.group(1)) < 10, evidence
     assert "forecast: at this rate worker 0 reaches the " in evidence, evidence
+    # the script kills worker 0 at about half a GiB, with gigabytes to spare: no worker
+    # count avoids that, and the evidence says so (no patch lowers num_workers)
+    assert MEMORY_UNEXPLAINED + ": the run had 2 worker(s)" in evidence, evidence
+    assert first["patch"] is None
     assert report["forecast"]["growing"][0]["role"] == "worker 0"
     memory = report["memory"]
     roles = [p["role"] for p in memory["processes"]]

@@ -50,12 +50,12 @@ def facts_for(code, ev):
         facts["peak_rss_gb"] = max(peaks)
     if workers:
         facts["num_workers"] = max(workers)
-    try:
-        import psutil
-        # measured after the run ended: what the workers may share, the script's own aside
-        facts["available_gb"] = psutil.virtual_memory().available / _GIB
-    except Exception:
-        pass
+    from doctor.available import available_bytes
+
+    # measured after the run ended: what the workers may share, the script's own aside
+    available = available_bytes()
+    if available is not None:
+        facts["available_gb"] = available / _GIB
     return facts
 
 
