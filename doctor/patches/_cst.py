@@ -320,6 +320,31 @@ def add_import(module, line, last=False):
     return module.with_changes(body=body)
 
 
+def from_import(module, mod, name):
+    """(the module, how ``mod.name`` is spelled in it): the spelling its imports already
+    give; else ``name`` added to its ``from mod import ...``; else ``mod.name`` after an
+    ``import`` of mod's top package; else a new ``from mod import name`` right after the
+    leading imports."""
+    spelled = import_name(module, mod, name)
+    if spelled is not None:
+        return module, spelled
+    for stmt in module.body:
+        if not is_import(stmt):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and not small.relative and \
+                    dotted(small.module) == mod and \
+                    not isinstance(small.names, cst.ImportStar) and small.lpar is None:
+                names = list(small.names)
+                names[-1] = names[-1].with_changes(comma=cst.Comma(
+                    whitespace_after=cst.SimpleWhitespace(" ")))
+                names.append(cst.ImportAlias(name=cst.Name(name)))
+                return module.deep_replace(small, small.with_changes(names=names)), name
+    if has_plain_import(module, mod.split(".")[0]):
+        return module, "%s.%s" % (mod, name)
+    return add_import(module, "from %s import %s" % (mod, name), last=True), name
+
+
 def partial_name(module):
     """(spelling of functools.partial, module with the import it needs)."""
     spelled = import_name(module, "functools", "partial")

@@ -54,7 +54,7 @@ def fix(source, finding, facts):
                                                                    cst.ClassDef))}
     taken |= _cst.names(cls)[0] | _cst.names(cls)[1]
     all_samples = _cst.unique("_all_samples", taken)
-    module, spelled = _get_worker_info(module)
+    module, spelled = _cst.from_import(module, _MODULE, "get_worker_info")
     new_iter = cst.parse_statement(_ITER.format(get_worker_info=spelled,
                                                 all_samples=all_samples))
     new_iter = new_iter.with_changes(leading_lines=old.leading_lines)
@@ -67,28 +67,3 @@ def fix(source, finding, facts):
                and s.name.value == cls.name.value][0]
     return module.deep_replace(cls_now, cls_now.with_changes(
         body=cls_now.body.with_changes(body=body))).code
-
-
-def _get_worker_info(module):
-    """(the module, how ``get_worker_info`` is spelled in it), adding it to the
-    module's ``from torch.utils.data import ...`` when it has one."""
-    spelled = _cst.import_name(module, _MODULE, "get_worker_info")
-    if spelled is not None:
-        return module, spelled
-    for stmt in module.body:
-        if not _cst.is_import(stmt):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.ImportFrom) and not small.relative and \
-                    _cst.dotted(small.module) == _MODULE and \
-                    not isinstance(small.names, cst.ImportStar) and small.lpar is None:
-                names = list(small.names)
-                names[-1] = names[-1].with_changes(comma=cst.Comma(
-                    whitespace_after=cst.SimpleWhitespace(" ")))
-                names.append(cst.ImportAlias(name=cst.Name("get_worker_info")))
-                return module.deep_replace(small, small.with_changes(names=names)), \
-                    "get_worker_info"
-    if _cst.has_plain_import(module, "torch"):
-        return module, "torch.utils.data.get_worker_info"
-    return _cst.add_import(module, "from torch.utils.data import get_worker_info"), \
-        "get_worker_info"

@@ -33,16 +33,14 @@ def fix(source, finding, facts):
     loaders = _loaders(tree, cls.name.value)
     if not loaders:
         return None
-    info = _cst.import_name(module, "torch.utils.data", "get_worker_info")
-    if info is None and _cst.has_plain_import(module, "torch"):
-        info = "torch.utils.data.get_worker_info"
+    _, info = _cst.from_import(module, "torch.utils.data", "get_worker_info")
     if any(_keyword(c, "worker_init_fn") for c in loaders):
         return _reseed_in_own_init(tree, loaders, info, attr, factory, seed)
     bound, used = _cst.module_names(module)
     name = _cst.unique("_seed_worker", bound | used)
     function = cst.parse_statement(
         "def %s(worker_id):\n    info = %s()\n    info.dataset.%s = %s(%s)\n" % (
-            name, info or "get_worker_info", attr, factory, seed))
+            name, info, attr, factory, seed))
     function = function.with_changes(leading_lines=[_cst.EMPTY] * 2)
     for loader in loaders:
         module = module.deep_replace(loader, _with_keyword(loader, "worker_init_fn", name))
@@ -50,10 +48,7 @@ def fix(source, finding, facts):
     index = [i for i, s in enumerate(tree.module.body) if s is cls][0]
     body.insert(index + 1, function)
     module = module.with_changes(body=body)
-    if info is None:
-        module = _cst.add_import(module, "from torch.utils.data import get_worker_info",
-                                 last=True)
-    return module.code
+    return _cst.from_import(module, "torch.utils.data", "get_worker_info")[0].code
 
 
 def _reseed_in_own_init(tree, loaders, info, attr, factory, seed):
@@ -70,16 +65,13 @@ def _reseed_in_own_init(tree, loaders, info, attr, factory, seed):
         return None
     read, bound = _cst.names(function)
     local = _cst.unique("info", _cst.bound_in_function(function) | read | set(bound))
-    added = [cst.parse_statement("%s = %s()\n" % (local, info or "get_worker_info")),
+    added = [cst.parse_statement("%s = %s()\n" % (local, info)),
              cst.parse_statement("%s.dataset.%s = %s(%s)\n" % (
                  local, attr, factory, seed.replace("info.", local + ".")))]
     body = list(function.body.body) + added
     module = tree.module.deep_replace(
         function, function.with_changes(body=function.body.with_changes(body=body)))
-    if info is None:
-        module = _cst.add_import(module, "from torch.utils.data import get_worker_info",
-                                 last=True)
-    return module.code
+    return _cst.from_import(module, "torch.utils.data", "get_worker_info")[0].code
 
 
 def _keyword(call, name):

@@ -1,16 +1,7 @@
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
-
-class Numbers(Dataset):
-    def __init__(self, transform):
-        self.transform = transform
-
-    def __len__(self):
-        return 4
-
-    def __getitem__(self, i):
-        return self.transform(i)
+from example_data import Squares
 
 
 def main():
-    return DataLoader(Numbers(transform=lambda x: x * 2), num_workers=2)
+    return DataLoader(Squares(transform=lambda x: x * 2), num_workers=2)

@@ -10,9 +10,8 @@ def pad(batch, size):
 
 
 def main(size):
-    loader = DataLoader(Squares(), batch_size=4, num_workers=2,
-                        collate_fn=functools.partial(pad, size=size))
-    for batch in loader:
+    collate = functools.partial(pad, size=size)  # pad is found by name: it pickles
+    for batch in DataLoader(Squares(), batch_size=4, num_workers=2, collate_fn=collate):
         print(batch)
 
 

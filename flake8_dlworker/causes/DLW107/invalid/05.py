@@ -2,16 +2,16 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 
-class Squares(Dataset):
-    def __init__(self, transform=None):
+class Scaled(Dataset):
+    def __init__(self, scale, transform):
+        self.scale = scale
         self.transform = transform
 
     def __len__(self):
         return 8
 
     def __getitem__(self, i):
-        x = float(i * i)
-        return self.transform(x) if self.transform else x
+        return self.transform(i * self.scale)
 
 
 class ToGpu:
@@ -20,6 +20,6 @@ class ToGpu:
 
 
 if __name__ == "__main__":
-    loader = DataLoader(Squares(transform=ToGpu()), batch_size=4, num_workers=2)
+    loader = DataLoader(Scaled(0.5, transform=ToGpu()), batch_size=4, num_workers=2)
     for batch in loader:
         print(batch)

@@ -1,17 +1,17 @@
 from torch.utils.data import DataLoader, Dataset
 
 
-class Lines(Dataset):
+class Words(Dataset):
     def __init__(self, path):
-        self.file = open(path)  # the whole file, read once
-        self.lines = self.file.read().splitlines()
-
-    def __len__(self):
-        return len(self.lines)
+        self.source = open(path)  # the whole file, read once
+        self.words = self.source.read().split()
 
     def __getitem__(self, i):
-        return self.lines[i]
+        return self.words[i]
+
+    def __len__(self):
+        return len(self.words)
 
 
 if __name__ == "__main__":
-    print(list(DataLoader(Lines(__file__), num_workers=2)))
+    print(list(DataLoader(Words(__file__), num_workers=2)))

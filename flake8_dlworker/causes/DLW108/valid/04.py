@@ -3,9 +3,10 @@ from torch.utils.data import DataLoader, Dataset, get_worker_info
 
 
 class Rows(Dataset):
+    db = None  # opened in each worker by open_db
+
     def __init__(self, path):
         self.path = path
-        self.db = None
 
     def __len__(self):
         return 8

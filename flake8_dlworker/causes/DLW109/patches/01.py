@@ -1,17 +1,15 @@
-import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 
-class Numbers(IterableDataset):
-    def __init__(self, n):
-        self.n = n
+class Lines(IterableDataset):
+    def __init__(self, lines):
+        self.lines = lines
 
-    # the whole range, in order
+    # every line, in order
     def __iter__(self):
-        for i in range(self.n):
-            yield torch.tensor(i)
+        yield from self.lines
 
 
 if __name__ == "__main__":
-    for batch in DataLoader(Numbers(4), batch_size=2, num_workers=2):
+    for batch in DataLoader(Lines(["a", "b", "c", "d"]), batch_size=2, num_workers=2):
         print(batch)

@@ -1,17 +1,20 @@
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
+
+from example_data import Squares
 
 
-class Noisy(Dataset):
+class Jittered(Squares):
     def __init__(self):
+        super().__init__()
         self.rng = np.random.default_rng(0)
 
-    def __len__(self):
-        return 8
-
     def __getitem__(self, i):
-        return i + self.rng.normal()
+        return self.jitter(super().__getitem__(i))
+
+    def jitter(self, x):
+        return x + self.rng.normal()
 
 
 def seed_worker(worker_id):
@@ -19,6 +22,6 @@ def seed_worker(worker_id):
 
 
 if __name__ == "__main__":
-    loader = DataLoader(Noisy(), batch_size=4, num_workers=2, worker_init_fn=seed_worker)
+    loader = DataLoader(Jittered(), batch_size=4, num_workers=2, worker_init_fn=seed_worker)
     for batch in loader:
         print(batch)

@@ -1,20 +1,21 @@
 import numpy as np
-from torch.utils.data import DataLoader, Dataset, get_worker_info
+from torch.utils.data import DataLoader, get_worker_info
+
+from example_data import Squares
 
 
-class Noisy(Dataset):
+class Noisy(Squares):
     def __init__(self):
+        super().__init__()
         self.rng = np.random.default_rng(0)
-
-    def __len__(self):
-        return 8
+        self.reseeded = False
 
     def __getitem__(self, i):
         info = get_worker_info()
-        if info is not None and not getattr(self, "reseeded", False):
+        if info is not None and not self.reseeded:
             self.rng = np.random.default_rng(info.seed)
             self.reseeded = True
-        return i + self.rng.normal()
+        return super().__getitem__(i) + self.rng.normal()
 
 
 if __name__ == "__main__":

@@ -1,17 +1,8 @@
-# run with: docker run --shm-size=8g ...
+# run with: docker run --shm-size=8g ... (or keep fewer, smaller batches in flight)
 import torch
-from torch.utils.data import DataLoader, Dataset
-
-
-class Images(Dataset):
-    def __len__(self):
-        return 10_000
-
-    def __getitem__(self, i):
-        return torch.zeros(3, 512, 512)
-
+from torch.utils.data import DataLoader, TensorDataset
 
 if __name__ == "__main__":
-    loader = DataLoader(Images(), batch_size=16, num_workers=2)
-    for batch in loader:
+    images = TensorDataset(torch.zeros(256, 3, 512, 512))
+    for (batch,) in DataLoader(images, batch_size=16, num_workers=2, prefetch_factor=1):
         pass

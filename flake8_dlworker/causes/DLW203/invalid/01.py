@@ -5,7 +5,7 @@ cv2.setNumThreads(8)
 
 
 class Photos(Dataset):
-    def __init__(self, paths):
+    def __init__(self, *paths):
         self.paths = paths
 
     def __len__(self):
@@ -16,6 +16,6 @@ class Photos(Dataset):
 
 
 if __name__ == "__main__":
-    loader = DataLoader(Photos(["a.jpg", "b.jpg"]), batch_size=2, num_workers=2)
+    loader = DataLoader(Photos("a.jpg", "b.jpg"), batch_size=2, num_workers=2)
     for batch in loader:
         print(batch.shape)

@@ -4,13 +4,14 @@ from torch.utils.data import DataLoader, Dataset
 
 class Photos(Dataset):
     def __init__(self, paths):
-        self.paths = paths
+        self.paths = list(paths)
 
     def __len__(self):
         return len(self.paths)
 
     def __getitem__(self, i):
-        return cv2.resize(cv2.imread(self.paths[i]), (224, 224))
+        image = cv2.imread(self.paths[i])
+        return cv2.resize(image, (224, 224))
 
 
 def no_cv_threads(worker_id):

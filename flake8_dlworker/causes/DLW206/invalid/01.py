@@ -4,7 +4,7 @@ from torch.utils.data import DataLoader, Dataset
 
 
 class Remote(Dataset):
-    def __init__(self, urls):
+    def __init__(self, *urls):
         self.urls = urls
 
     def __len__(self):
@@ -16,6 +16,6 @@ class Remote(Dataset):
 
 
 if __name__ == "__main__":
-    loader = DataLoader(Remote(["http://example.invalid/a"]), num_workers=2)
+    loader = DataLoader(Remote("http://example.invalid/a"), num_workers=2)
     for batch in loader:
         print(batch)

@@ -5,7 +5,7 @@ from torch.utils.data import DataLoader, Dataset
 
 class Remote(Dataset):
     def __init__(self, urls):
-        self.urls = urls
+        self.urls = list(urls)
 
     def __len__(self):
         return len(self.urls)
@@ -16,6 +16,5 @@ class Remote(Dataset):
 
 
 if __name__ == "__main__":
-    loader = DataLoader(Remote(["http://example.invalid/a"]), num_workers=2, timeout=60)
-    for batch in loader:
+    for batch in DataLoader(Remote(["http://example.invalid/a"]), num_workers=2, timeout=60):
         print(batch)

@@ -14,9 +14,13 @@ class Images(Dataset):
         return int(self.labels[i])
 
 
-if __name__ == "__main__":
-    loader = DataLoader(Images(load_records()), batch_size=256, num_workers=8,
+def train(records, epochs=90):
+    loader = DataLoader(Images(records), batch_size=256, num_workers=8,
                         persistent_workers=True, multiprocessing_context="fork")
-    for epoch in range(90):
+    for epoch in range(epochs):
         for batch in loader:
-            pass
+            pass  # the workers' pages stay shared: nothing in the arrays is refcounted
+
+
+if __name__ == "__main__":
+    train(load_records())
