@@ -169,8 +169,12 @@ def test_dlw201_facts_from_the_run_and_no_patch_when_memory_does_not_explain():
 
 
 #: what a patched fixture itself prints under spawn, where the patch changes what runs
-#: where (the batches move to the GPU only in the loop; each worker yields its share)
+#: where (the batches move to the GPU only in the loop; each worker yields its share),
+#: and where a framework owns the loader (Lightning, transformers' Trainer, accelerate)
 OWN_OUTPUT = {
+    "dlw101_accelerate_prepare.py": "4\n4\n",
+    "dlw101_lightning_fit.py": "steps 2\n",
+    "dlw102_hf_trainer_collator.py": "steps 2\n",
     "dlw107_getitem_cuda.py": "18.0\n66.0\n",
     "dlw107_collate_to.py": "14.0\n126.0\n",
     "dlw109_unsharded.py": "samples: [0, 1, 2, 3]\n",
