@@ -26,12 +26,15 @@ def fix(source, finding, facts):
         name = name.split(".")[0]
     tree = _cst.Tree(source)
     module = tree.module
-    candidates = []
+    candidates, named = [], []
     for definition in _hoist.definitions_named(tree, name):
         block = tree.parents.get(definition)
         owner = tree.parents.get(block)
         if isinstance(owner, cst.FunctionDef) and _hoist.contains(tree, owner, finding.line):
             candidates.append((definition, owner))
+        elif isinstance(owner, cst.FunctionDef) and owner.name.value == match.group(3):
+            named.append((definition, owner))  # a factory: reported where its value went
+    candidates = candidates or named
     if len(candidates) != 1:
         return None
     definition, owner = candidates[0]

@@ -64,9 +64,17 @@ def fix(source, finding, facts, params_stored=False):
     assign = next((a for a in tree.ancestors(value) if isinstance(a, cst.Assign)), None)
     init = next((a for a in tree.ancestors(value) if isinstance(a, cst.FunctionDef)), None)
     cls = next((a for a in tree.ancestors(value) if isinstance(a, cst.ClassDef)), None)
+    if cls is None and not params_stored:
+        # DS(sqlite3.connect(p)): reported at the argument; the class keeps the parameter
+        moved = _kept_parameter(tree, value, attr)
+        return fix(source, finding._replace(line=moved[0], col=moved[1]), facts, True) \
+            if moved is not None else None
     if assign is None or init is None or cls is None or init.name.value != "__init__" \
             or len(assign.targets) != 1 or not _self_attr(assign.targets[0].target, attr):
         return None
+    if isinstance(assign.value, cst.Name) and \
+            assign.value.value in {p.name.value for p in init.params.params}:
+        return _fix_given(tree, cls, init, attr, finding.text)
     taken_from = _root_attr(assign.value)
     if taken_from is not None:  # self.tokens = self.h5["tokens"]: the file is the handle
         return _fix_handle(tree, cls, init, taken_from, {attr})
@@ -84,6 +92,38 @@ def fix(source, finding, facts, params_stored=False):
             source, added = stored
             return fix(source, finding._replace(line=finding.line + added), facts, True)
     return fixed
+
+
+def _fix_given(tree, cls, init, attr, text):
+    """The caller opened the handle and passed it in, so the worker cannot reopen it:
+    a sqlite database travels as its bytes; any other handle gets no patch."""
+    opener = "sqlite3.connect" if _cst.has_plain_import(tree.module, "sqlite3") else (
+        "connect" if "connect" in _imports_of(tree.module, "sqlite3") else None)
+    if "a sqlite3 connection" not in text or opener is None:
+        return None
+    return _copy_database(tree, cls, init, attr, opener, _derived(init, attr, set()))
+
+
+def _kept_parameter(tree, argument, attr):
+    """(line, col) of ``param`` in ``self.<attr> = param`` in the ``__init__`` of the
+    class of this module whose constructor call ``argument`` is given to, or None."""
+    call = next((a for a in tree.ancestors(argument) if isinstance(a, cst.Call)), None)
+    if call is None or not isinstance(call.func, cst.Name):
+        return None
+    cls = next((s for s in tree.module.body if isinstance(s, cst.ClassDef)
+                and s.name.value == call.func.value), None)
+    init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef)
+                 and s.name.value == "__init__"), None) if cls is not None else None
+    if init is None:
+        return None
+    params = {p.name.value for p in init.params.params}
+    for assign in tree.nodes(cst.Assign):
+        if init in tree.ancestors(assign) and len(assign.targets) == 1 \
+                and _self_attr(assign.targets[0].target, attr) \
+                and isinstance(assign.value, cst.Name) and assign.value.value in params:
+            where = tree.pos[assign.value].start
+            return where.line, where.column
+    return None
 
 
 def _root_local(expr):

@@ -94,6 +94,23 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
     elif isinstance(expr, (ast.List, ast.Tuple)):
         for elt in expr.elts:
             _instances(elt, scope, facts, depth + 1, found, seen, project)
+    else:
+        for value, value_scope in self_attribute_values(expr, scope, facts):
+            _instances(value, value_scope, facts, depth + 1, found, seen, project)
+
+
+def self_attribute_values(expr, scope, facts):
+    """(value, method scope) for each ``self.x = value`` in the class of the method
+    ``expr`` (``self.x``) is read in: ``DataLoader(self.train_set)``."""
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)
+            and expr.value.id == "self"):
+        return []
+    from flake8_dlworker.analysis.flow import attribute_values, enclosing_method
+
+    method = enclosing_method(scope)
+    if method is None:
+        return []
+    return attribute_values(method.cls, expr.attr, facts)
 
 
 def _imported_class(qualname, ctor, scope, found, project, project_facts):

@@ -214,7 +214,7 @@ def instance_classes(expr, scope, facts, local=False, depth=0):
         return found
     if isinstance(expr, ast.Name):
         if expr.id == "self":
-            method = _enclosing_method(scope)
+            method = enclosing_method(scope)
             if method is not None:
                 found.append((method.cls, facts, False))
                 return found
@@ -225,7 +225,7 @@ def instance_classes(expr, scope, facts, local=False, depth=0):
     elif isinstance(expr, ast.Call):
         func = expr.func
         if isinstance(func, ast.Name) and func.id == "super" and not facts.lookup("super", scope):
-            method = _enclosing_method(scope)
+            method = enclosing_method(scope)
             if method is not None:
                 found.append((method.cls, facts, True))
             return found
@@ -245,7 +245,7 @@ def instance_classes(expr, scope, facts, local=False, depth=0):
     return found
 
 
-def _enclosing_method(scope):
+def enclosing_method(scope):
     while scope is not None and scope.kind == "function":
         if scope.cls is not None:
             return scope

@@ -10,6 +10,7 @@ import ast
 import os
 
 from flake8_dlworker.analysis import frameworks
+from flake8_dlworker.analysis.datasets import find_method, self_attribute_values
 from flake8_dlworker.analysis.flow import (
     argument_for_parameter, default_for_parameter, unpacked_keywords)
 from flake8_dlworker.analysis.loaders import (
@@ -119,6 +120,8 @@ class _Tracer:
             self.trace(expr.value, scope, role, depth + 1)
         elif isinstance(expr, ast.Attribute):
             self._method(expr, scope, depth)
+            for value, value_scope in self_attribute_values(expr, scope, self.facts):
+                self.trace(value, value_scope, role, depth + 1)
 
     def _lambda(self, node, role, elsewhere=None):
         """Report at the lambda, or at the loader argument when it lies in another file."""
@@ -206,6 +209,8 @@ class _Tracer:
                 if isinstance(binding.value, ast.ClassDef):
                     self._definition("class", binding.value.name, binding, role)
                     self._class_attributes(binding.value, depth)
+                elif isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self._returns(binding.value, role, depth)  # a factory: what it returns
         if qualname and "." in qualname:
             self._imported_class(qualname, depth)
         if isinstance(func, ast.Attribute) and func.attr in _EAGER_METHODS:
@@ -217,6 +222,15 @@ class _Tracer:
         for kw in call.keywords:
             if kw.arg != "key":  # sorted(key=...) style: called, not stored
                 self.trace(kw.value, scope, role, depth + 1)
+
+    def _returns(self, function, role, depth):
+        """What a function of this module returns travels where its call's value goes:
+        ``DataLoader(build_dataset())``, ``self.norm = self.make_norm()``."""
+        fn_scope = self.facts.scopes.get(function)
+        if fn_scope is None or depth > _MAX_DEPTH:
+            return
+        for value in _returned(function):
+            self.trace(value, fn_scope, role, depth + 1)
 
     def _imported_class(self, qualname, depth):
         """A dataset class imported from a module beside this file."""
@@ -246,6 +260,7 @@ class _Tracer:
                     self._lambda(lam, role, elsewhere)
                 if elsewhere is None:
                     self._stored_definitions(value, init, role, depth)
+                    self._stored_returns(value, init, classdef, role, depth)
         for base in classdef.bases:
             if isinstance(base, ast.Name):
                 for binding in facts.lookup(base.id, class_scope.parent):
@@ -263,6 +278,28 @@ class _Tracer:
                     self._definition("function", binding.value.name, binding, role)
                     self.role = outer
 
+    def _stored_returns(self, value, init, classdef, role, depth):
+        """``self.norm = self.make_norm()`` or ``= make_norm()``: what the method or
+        function of this module returns is what the attribute keeps."""
+        for part in _stored_parts(value):
+            if not isinstance(part, ast.Call):
+                continue
+            func = part.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                    and func.value.id == "self":
+                found = find_method(classdef, func.attr, self.facts)
+                if found is not None:
+                    self._returns_as(found[0], role, depth)
+            elif isinstance(func, ast.Name):
+                for binding in self.facts.lookup(func.id, init):
+                    if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self._returns_as(binding.value, role, depth)
+
+    def _returns_as(self, function, role, depth):
+        outer, self.role = self.role, role
+        self._returns(function, role, depth + 1)
+        self.role = outer
+
     def _method(self, attr, scope, depth):
         """``obj.method`` where ``obj`` is an instance of a class a worker cannot import."""
         instances = []
@@ -277,6 +314,20 @@ class _Tracer:
                 if isinstance(cls.value, ast.ClassDef):
                     self._definition("method", "%s.%s" % (cls.value.name, attr.attr),
                                      cls, self.role)
+
+
+def _returned(function):
+    """The values of a function's own ``return`` statements (not those of the functions,
+    classes and lambdas nested in it)."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            if node.value is not None:
+                yield node.value
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                   ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _stored_parts(value, depth=0):

@@ -97,14 +97,36 @@ def _handles(dataset, fork):
         if init_scope is None:
             continue
         kind = handle_kind(value, init_scope, facts)
-        if kind is None:
-            continue
+        given = None
+        if kind is None:  # DS(sqlite3.connect(p)): a handle given to __init__
+            given = _given_for_parameter(dataset, value, init, init_scope, facts)
+            if given is None:
+                continue
+            kind = handle_kind(given, dataset.ctor_scope, dataset.ctor_facts)
+            if kind is None:
+                continue
         what, fork_unsafe = kind
         if fork and not fork_unsafe:
             continue
         if custom_pickle and not fork:
             continue
-        yield "DLW108", value, {"attr": attr, "handle": what}
+        if given is not None and dataset.ctor_facts is dataset.facts:
+            yield "DLW108", given, {"attr": attr, "handle": what}
+        else:
+            yield "DLW108", value, {"attr": attr, "handle": what}
+
+
+def _given_for_parameter(dataset, value, init, init_scope, facts):
+    """The constructor's argument when ``value`` is a parameter of ``__init__`` that
+    ``__init__`` does not bind again."""
+    if not isinstance(value, ast.Name) or any(
+            not isinstance(b.value, ast.arg) for b in facts.lookup(value.id, init_scope)):
+        return None
+    arguments = init.args
+    params = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+    if value.id not in params[1:]:
+        return None
+    return dataset.argument_for(init, value.id)
 
 
 def handle_kind(value, scope, facts, depth=0):
