@@ -13,7 +13,6 @@ spare: fewer workers would not help). Its combined patch (``fix.patch``) is appl
     python bench/fix_share.py [--verify] [--jobs 2] [FIXTURE ...]
 """
 import argparse
-import ast
 import json
 import os
 import shutil
@@ -27,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 SPAWN_RUN = ROOT / "tests" / "spawn_run.py"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+from fixture_markers import modules_beside  # noqa: E402
 from doctor.diagnose import MEMORY_UNEXPLAINED  # noqa: E402
 from doctor.patches import CODES  # noqa: E402
 
@@ -50,13 +51,8 @@ def _target(path, folder):
         shutil.copytree(path.parent, folder / path.parent.name)
         return ["-m", path.parent.name]
     shutil.copy(path, folder / path.name)
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-        for name in names:
-            beside = path.with_name(name.split(".")[0] + ".py")
-            if beside.is_file() and beside != path:
-                shutil.copy(beside, folder / beside.name)
+    for beside in modules_beside(path):
+        shutil.copy(beside, folder / beside.name)
     return [path.name]
 
 

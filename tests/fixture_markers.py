@@ -20,3 +20,19 @@ def expected_findings(path):
         for code, col in MARKER.findall(line):
             found.add((lineno, int(col), code))
     return found
+
+
+def modules_beside(path):
+    """The modules of the fixture's own folder that it imports (``tiny_hf.py``,
+    ``loaders_beside.py``): a copy of the fixture needs them beside it."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+        for name in names:
+            beside = path.with_name(name.split(".")[0] + ".py")
+            if beside.is_file() and beside != path and beside not in found:
+                found.append(beside)
+    return found
