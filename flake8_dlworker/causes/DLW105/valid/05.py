@@ -7,8 +7,7 @@ PIN_MEMORY = False  # this machine has little RAM
 
 
 def main():
-    loader = DataLoader(Squares(), batch_size=4, num_workers=2, pin_memory=PIN_MEMORY)
-    for batch in loader:
+    for batch in DataLoader(Squares(), batch_size=4, num_workers=2, pin_memory=PIN_MEMORY):
         print(batch)
 
 

@@ -14,8 +14,7 @@ class Images(Dataset):
 
 
 def main():
-    loader = DataLoader(Images(), batch_size=4, num_workers=4)
-    for batch in loader:
+    for batch in DataLoader(Images(), batch_size=4, num_workers=4):
         print(batch)
 
 

@@ -7,12 +7,12 @@ class Remote(Dataset):
     def __init__(self, urls):
         self.urls = list(urls)
 
-    def __len__(self):
-        return len(self.urls)
-
     def __getitem__(self, i):
         with urllib.request.urlopen(self.urls[i], timeout=10) as response:
             return len(response.read())
+
+    def __len__(self):
+        return len(self.urls)
 
 
 if __name__ == "__main__":

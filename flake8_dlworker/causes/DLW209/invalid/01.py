@@ -6,11 +6,11 @@ class Frames(Dataset):
     def __init__(self, path):
         self.frames = np.load(path)  # 6 GB, copied into every worker
 
-    def __len__(self):
-        return len(self.frames)
-
     def __getitem__(self, i):
         return self.frames[i]
+
+    def __len__(self):
+        return len(self.frames)
 
 
 if __name__ == "__main__":
