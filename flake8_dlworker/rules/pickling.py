@@ -38,6 +38,8 @@ _KEYWORD = {ast.ClassDef: "class ", ast.FunctionDef: "def ", ast.AsyncFunctionDe
 #: methods whose function argument runs in the main process and is not kept: Hugging
 #: Face ``datasets.Dataset.map`` / ``filter`` (torch datapipes, which keep it, excepted)
 _EAGER_METHODS = frozenset(("map", "filter"))
+#: container methods whose arguments become items of the container
+_ADDING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "setdefault"))
 #: dataset methods that keep the function they are given (Hugging Face datasets)
 _KEEPING_METHODS = frozenset(("set_transform", "with_transform"))
 
@@ -143,6 +145,8 @@ class _Tracer:
             self.trace(value, binding.scope, role, depth + 1)
             if role == "dataset":
                 self._kept_functions(binding, depth)
+            if isinstance(value, (ast.List, ast.Dict, ast.Set)):
+                self._added_items(binding, role, depth)
         elif isinstance(value, ast.arg):
             self._parameter(binding, role, depth)
 
@@ -161,6 +165,14 @@ class _Tracer:
             given = argument_for_parameter(call, function, binding.name, bound)
             if given is not None:
                 self._trace_at(given, scope, role, depth)
+
+    def _added_items(self, binding, role, depth):
+        """``steps = [...]; steps.append(Lambda(lambda x: ...))``: what is added to a
+        container literal later travels with it."""
+        for call, scope in self.facts.summaries.calls_on(binding.name, binding.scope):
+            if call.func.attr in _ADDING_METHODS:
+                for arg in call.args:
+                    self.trace(arg, scope, role, depth + 1)
 
     def _trace_at(self, expr, scope, role, depth):
         """Trace ``expr``, reporting DLW103/DLW104 at it rather than at the loader."""
