@@ -41,6 +41,9 @@ def _subclasses_loader(binding, facts, depth):
 
 
 def _is_zero(expr):
+    """A literal 0, or a name the module binds once to 0 (analysis.module marks it)."""
+    if getattr(expr, "dlw_constant", None) == 0:
+        return True
     return (isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float))
             and expr.value == 0)
 

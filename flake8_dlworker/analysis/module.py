@@ -191,6 +191,7 @@ def analyze_module(tree, filename, project=None, notebook=False):
     if notebook:
         for stmt in tree.body:
             walker.top(stmt, NOTEBOOK)
+        _mark_constant_workers(facts)
         return facts
     top_place = MAIN_FILE if facts.is_main_file else MODULE
     for stmt in tree.body:
@@ -205,7 +206,27 @@ def analyze_module(tree, filename, project=None, notebook=False):
                 walker.visit(inner, module, None, GUARD)
         for inner in unguarded:
             walker.top(inner, top_place)
+    _mark_constant_workers(facts)
     return facts
+
+
+def _mark_constant_workers(facts):
+    """``num_workers = 0`` once at module level, then ``num_workers=num_workers``: the
+    name at the call is marked as the constant it always is (analysis.loaders reads it)."""
+    declared = None
+    for call, scope, _owner in facts.calls:
+        for kw in call.keywords:
+            if kw.arg != "num_workers" or not isinstance(kw.value, ast.Name):
+                continue
+            if declared is None:  # a ``global`` statement may rebind it from a function
+                declared = {name for node in ast.walk(facts.tree)
+                            if isinstance(node, ast.Global) for name in node.names}
+            bindings = facts.lookup(kw.value.id, scope)
+            if kw.value.id not in declared and len(bindings) == 1 \
+                    and bindings[0].scope is facts.module \
+                    and isinstance(bindings[0].value, ast.Constant) \
+                    and type(bindings[0].value.value) is int:
+                kw.value.dlw_constant = bindings[0].value.value
 
 
 class _Walker:
