@@ -32,10 +32,6 @@ FIXABLE = sorted(
         # only the run sees its lambda: it is patched from the run's
         # evidence (tests/test_patches_rounds.py), not from a static finding
         "dlw102_transform_table.py"))
-#: crashing fixtures for which no safe patch exists: patch stays null
-UNFIXABLE = ["dlw104_pkg/__main__.py"]
-
-
 def _code(name):
     return name.split("_")[0].upper()
 
@@ -98,11 +94,47 @@ def test_fixture_patch_keeps_everything_else(name):
             assert i + 1 in flagged or old[i].strip() in new_lines or edited, (name, old[i])
 
 
-def test_no_patch_where_none_is_safe():
-    for name in UNFIXABLE:
-        path = FIXTURES / name
-        code = _code(path.parent.name if name.endswith("__main__.py") else name)
-        assert make_patch(code, name, path.read_text(), None) is None, name
+def test_package_main_definition_moves_to_a_new_module(tmp_path):
+    """``python -m dlw104_pkg``: workers never import __main__.py, so its dataset moves
+    to ``dlw104_pkg/data.py``; the diff (one changed file, one created) applies with
+    ``git apply`` and the package then runs under spawn, printing what it printed."""
+    shutil.copytree(FIXTURES / "dlw104_pkg", tmp_path / "dlw104_pkg")
+    name = "dlw104_pkg/__main__.py"
+    diff = make_patch("DLW104", name, (tmp_path / name).read_text(), None)
+    assert "--- /dev/null\n+++ b/dlw104_pkg/data.py\n" in diff, diff
+    assert "+from dlw104_pkg.data import Numbers\n" in diff, diff
+    assert not (tmp_path / "dlw104_pkg" / "data.py").exists()  # a patch writes nothing
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run(["git", "apply"], input=diff, text=True, cwd=tmp_path,
+                          capture_output=True)
+    assert done.returncode == 0, done.stderr
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "spawn_run.py"),
+                          "-m", "dlw104_pkg"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600, env=_env())
+    assert (run.returncode, run.stdout) == (0, "6.0\n22.0\n38.0\n54.0\n"), run.stderr[-3000:]
+    lint = subprocess.run([sys.executable, "-m", "flake8", "--select", "DLW", "dlw104_pkg"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert lint.stdout == "", lint.stdout
+
+
+def test_no_patch_where_none_is_safe(tmp_path):
+    """A definition in a package's __main__.py that reads another name defined there
+    cannot move out alone: no patch."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    source = (FIXTURES / "dlw104_pkg" / "__main__.py").read_text().replace(
+        "        return 16", "        return SIZE").replace(
+        "\n\nclass Numbers", "\nSIZE = 16\n\n\nclass Numbers")
+    (package / "__main__.py").write_text(source)
+    assert "return SIZE" in source and "SIZE = 16" in source
+    assert static_codes(str(package / "__main__.py")) == ["DLW104"]
+    assert make_patch("DLW104", str(package / "__main__.py"), source, None) is None
+
+
+def static_codes(path):
+    from doctor.static import static_findings
+    return [f["code"] for f in static_findings(path)]
 
 
 @pytest.fixture(scope="module")

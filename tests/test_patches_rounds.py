@@ -147,6 +147,28 @@ def test_check_fix_writes_every_static_patch_without_running(tmp_path):
     assert _spawn_output(script.name, tmp_path) == "total 240.0\n"
 
 
+def test_a_package_run_with_dash_m_gets_a_fix_that_creates_a_module(tmp_path):
+    """``python -m dlw104_pkg``: the run's combined fix moves the dataset out of
+    __main__.py into a new ``data.py`` (a diff that creates it); ``check --fix`` writes
+    both files, the new one first, and the package then runs under spawn."""
+    shutil.copytree(FIXTURES / "dlw104_pkg", tmp_path / "dlw104_pkg")
+    run, report = _doctor(["--json", "--timeout", "180", "-m", "dlw104_pkg"], tmp_path)
+    assert [d["code"] for d in report["diagnoses"]][:1] == ["DLW104"], run.stderr[-3000:]
+    assert report["fix"]["files"] == ["dlw104_pkg/__main__.py", "dlw104_pkg/data.py"]
+    assert "--- /dev/null\n+++ b/dlw104_pkg/data.py\n" in report["fix"]["patch"]
+    assert not (tmp_path / "dlw104_pkg" / "data.py").exists()  # nothing written
+    fixed, _ = _doctor(["check", "--fix", "dlw104_pkg/__main__.py"], tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stderr.splitlines()[0] == "doctor: wrote dlw104_pkg/data.py (a new file)"
+    assert (tmp_path / "dlw104_pkg" / "__main__.py.orig").is_file()
+    assert "class Numbers(Dataset):" in (tmp_path / "dlw104_pkg" / "data.py").read_text()
+    spawned = subprocess.run([sys.executable, str(SPAWN_RUN), "-m", "dlw104_pkg"],
+                             cwd=tmp_path, capture_output=True, text=True, env=_env(),
+                             timeout=600)
+    assert (spawned.returncode, spawned.stdout) == (0, "6.0\n22.0\n38.0\n54.0\n"), \
+        spawned.stderr[-3000:]
+
+
 def test_max_rounds_must_be_a_positive_number(tmp_path):
     script = _copy(tmp_path, "multi_lambda_unguarded.py")
     run, _ = _doctor(["--verify", "--max-rounds", "0", script.name], tmp_path)

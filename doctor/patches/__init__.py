@@ -9,15 +9,35 @@ that code in the file, each time on the result of the last, until the checker ha
 nothing left to say about that code; a maker that cannot fix one of them, or a result
 the checker still flags, gives no patch at all. Runtime causes (DLW201, DLW204) are
 fixed once, at the place the run pointed to.
+
+A maker may also create files: it then returns a :class:`Rewrite`, the new text of its
+file that carries the created files' texts; the diff adds them (``--- /dev/null``).
 """
 import ast
 import difflib
 import importlib
+import os
 
 CODES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW105", "DLW106", "DLW107", "DLW108",
          "DLW109", "DLW110", "DLW111", "DLW201", "DLW204")
 #: at most this many findings of one code are fixed in one file
 _ROUNDS = 20
+
+
+class Rewrite(str):
+    """A maker's new text for its file, with the files the fix creates beside it
+    (``created``: absolute path -> text), such as a module that takes a definition out
+    of a package's ``__main__.py``."""
+
+    def __new__(cls, text, created):
+        self = super().__new__(cls, text)
+        self.created = dict(created)
+        return self
+
+
+def created_by(text):
+    """The files a maker's result creates: {path: text}, empty for a plain string."""
+    return getattr(text, "created", {})
 
 
 def maker(code):
@@ -42,6 +62,7 @@ def fixed_source(code, path, source, line=None, facts=None, start_method="spawn"
     fixer = maker(code)
     if fixer is None:
         return None
+    created = {}
     if not fixer.STATIC:
         new = fixer.fix(source, line, facts or {})
     else:
@@ -52,11 +73,12 @@ def fixed_source(code, path, source, line=None, facts=None, start_method="spawn"
                 break
             at_line = [f for f in found if f.line == line]
             finding = (at_line or found)[0]
-            fixed = fixer.fix(new, finding, facts or {})
+            fixed = fixer.fix(new, finding, dict(facts or {}, path=path))
             if fixed is None or fixed == new:
                 return None
             if len(static_findings(fixed, path, code, start_method)) >= len(found):
                 return None  # no progress: the checker still sees the same
+            created.update(created_by(fixed))
             new = fixed
         else:
             return None
@@ -68,13 +90,14 @@ def fixed_source(code, path, source, line=None, facts=None, start_method="spawn"
         compile(new, path or "<patch>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         return None
-    return new
+    return Rewrite(new, created) if created else new
 
 
-def unified_diff(path, old, new):
-    """A unified diff that ``patch -p1`` and ``git apply`` accept."""
+def unified_diff(path, old, new, created=False):
+    """A unified diff that ``patch -p1`` and ``git apply`` accept; with ``created``,
+    the diff of a new file (``--- /dev/null``)."""
     lines = difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                 "a/" + path, "b/" + path)
+                                 "/dev/null" if created else "a/" + path, "b/" + path)
     out = []
     for text in lines:
         if not text.endswith("\n"):
@@ -88,10 +111,20 @@ def make_patch(code, path, source, line, facts=None, start_method="spawn"):
     try:
         new = fixed_source(code, path, source, line, facts, start_method)
     except Exception:  # a maker's failure is "no patch", never the doctor's crash
-        import os
         if os.environ.get("DLW_DOCTOR_DEBUG"):
             raise
         return None
     if new is None:
         return None
-    return unified_diff(path, source, new)
+    return unified_diff(path, source, new) + created_diffs(path, created_by(new))
+
+
+def created_diffs(path, created):
+    """The diffs that create ``created``'s files, named relative to ``path``'s folder
+    the way ``path`` itself is named."""
+    folder = os.path.dirname(path)
+    parts = []
+    for new_path in sorted(created):
+        name = os.path.join(folder, os.path.basename(new_path)).replace(os.sep, "/")
+        parts.append(unified_diff(name, "", created[new_path], created=True))
+    return "".join(parts)

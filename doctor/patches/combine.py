@@ -12,7 +12,7 @@ import difflib
 import os
 from typing import List, NamedTuple, Optional
 
-from doctor.patches import maker, static_findings, unified_diff
+from doctor.patches import created_by, maker, static_findings, unified_diff
 from doctor.patches.sites import as_finding
 
 #: at most this many findings of one code are fixed in one file
@@ -30,15 +30,25 @@ class Request(NamedTuple):
 
 
 class FileFix:
-    """One file's text before and after all its fixes, and what each step fixed."""
+    """One file's text before and after all its fixes, and what each step fixed;
+    ``created``: a new file (``before`` is empty); ``creates``: the new files this
+    file's fixes made (path -> text)."""
 
-    def __init__(self, path, before):
+    def __init__(self, path, before, created=False):
         self.path, self.before, self.after = path, before, before
+        self.created = created
+        self.creates = {}
         self.steps = []  # "DLW102 at line 14 (from the run)"
 
     def diff(self, cwd=None):
         rel = os.path.relpath(self.path, cwd or os.getcwd()).replace(os.sep, "/")
-        return unified_diff(rel, self.before, self.after) if self.changed else None
+        return unified_diff(rel, self.before, self.after, self.created) \
+            if self.changed else None
+
+    def take(self, new):
+        """A maker's result becomes the file's text (and its new files are kept)."""
+        self.after = new
+        self.creates.update(created_by(new))
 
     @property
     def changed(self):
@@ -85,10 +95,11 @@ def _fix_static(code, fix_file, start_method):
         found = static_findings(fix_file.after, fix_file.path, code, start_method)
         progress = False
         for finding in found:
-            new = _step(fixer.fix, fix_file.after, fix_file.path, finding, {})
+            new = _step(fixer.fix, fix_file.after, fix_file.path, finding,
+                        {"path": fix_file.path})
             if new is not None and len(static_findings(
                     new, fix_file.path, code, start_method)) < len(found):
-                fix_file.after = new
+                fix_file.take(new)
                 fix_file.steps.append("%s at line %d" % (code, finding.line))
                 progress = True
                 break
@@ -103,9 +114,9 @@ def _fix_site(request, fix_file):
     if finding is None:
         return
     new = _step(maker(request.code).fix, fix_file.after, fix_file.path, finding,
-                request.facts or {})
+                dict(request.facts or {}, path=fix_file.path))
     if new is not None:
-        fix_file.after = new
+        fix_file.take(new)
         fix_file.steps.append("%s at line %d (the definition the run named)"
                               % (request.code, finding.line))
 
@@ -115,7 +126,7 @@ def _fix_runtime(request, fix_file):
     new = _step(maker(request.code).fix, fix_file.after, fix_file.path, line,
                 request.facts or {})
     if new is not None:
-        fix_file.after = new
+        fix_file.take(new)
         fix_file.steps.append("%s at line %s" % (request.code, line))
 
 
@@ -154,6 +165,12 @@ def combine(requests: List[Request], texts=None, start_method="spawn"):
             except (OSError, UnicodeDecodeError):
                 continue
         fixes[path] = fix_file(path, before, asked, start_method)
+        for new_path, text in fixes[path].creates.items():
+            if new_path not in fixes and not os.path.exists(new_path):
+                fixes[new_path] = FileFix(new_path, "", created=True)
+                fixes[new_path].after = text
+                fixes[new_path].steps.append("created by the fix of %s"
+                                             % os.path.basename(path))
     return fixes
 
 

@@ -2,24 +2,35 @@
 -> move it to module level, just above the guard.
 
 A definition that reads names bound only inside the guard gets no patch (the workers
-would not have them either), nor does a package's ``__main__.py`` run with
-``python -m``: the definition belongs in another module of the package, a change
-across files that is left to the user.
+would not have them either).
+
+A package's ``__main__.py`` run with ``python -m PKG`` is never imported by a spawned
+worker: its definition moves to a new module of the package (``data.py``), with the
+imports it reads, and ``__main__.py`` imports it from there. The maker needs the
+file's path (``facts["path"]``) to name the package; a definition that reads other
+names of ``__main__.py`` gets no patch.
 """
+import os
 import re
 
 import libcst as cst
 
-from doctor.patches import _cst, _hoist
+from doctor.patches import Rewrite, _cst, _hoist
 
 CODE = "DLW104"
 STATIC = True
 _TEXT = re.compile(r"(function|class|method) '([\w.]+)' defined inside the __main__ guard")
+_MAIN_FILE = re.compile(r"(function|class) '(\w+)' defined in __main__\.py")
+#: the new module's name, the first one the package does not have yet
+_MODULES = ("data", "worker_data", "spawn_safe")
 
 
 def fix(source, finding, facts):
     match = _TEXT.search(finding.text)
     if not match:
+        match = _MAIN_FILE.search(finding.text)
+        if match and facts.get("path"):
+            return _move_out_of_main(source, match.group(2), facts["path"])
         return None
     name = match.group(2).split(".")[0]
     tree = _cst.Tree(source)
@@ -47,3 +58,103 @@ def fix(source, finding, facts):
         new = _hoist.hoist(module, guard, guard, definition)
         return None if new is None else new.code
     return None
+
+
+def _package(path):
+    """(the package folder, its dotted name) of a ``__main__.py``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parts, above = [], folder
+    while True:
+        parts.insert(0, os.path.basename(above))
+        parent = os.path.dirname(above)
+        if parent == above or not os.path.isfile(os.path.join(parent, "__init__.py")):
+            break
+        above = parent
+    return folder, ".".join(parts)
+
+
+def _imports_for(module, wanted):
+    """The module's import statements cut down to the names in ``wanted``, in order, and
+    the names they bind; None when a name in ``wanted`` is bound by anything else."""
+    kept, bound = [], set()
+    for stmt in module.body:
+        names = _cst._bound_by(stmt) & wanted
+        if not names:
+            continue
+        if not _cst.is_import(stmt) or len(stmt.body) != 1 or \
+                isinstance(getattr(stmt.body[0], "names", None), cst.ImportStar):
+            return None
+        small = stmt.body[0]
+        aliases = [a for a in small.names if _alias_name(a) in names]
+        aliases[-1] = aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        kept.append(stmt.with_changes(body=[small.with_changes(names=aliases)],
+                                      leading_lines=[]))
+        bound |= names
+    return kept, bound
+
+
+def _alias_name(alias):
+    if alias.asname is not None:
+        return alias.asname.name.value
+    return (_cst.dotted(alias.name) or "").split(".")[0]
+
+
+def _drop_unused_imports(module, names):
+    """Remove from the module's imports those of ``names`` that it no longer reads."""
+    read = set()
+    for stmt in module.body:
+        if not _cst.is_import(stmt):
+            read |= _cst.names(stmt)[0]
+    unused = set(names) - read
+    body = []
+    for stmt in module.body:
+        if _cst.is_import(stmt) and len(stmt.body) == 1 and \
+                not isinstance(getattr(stmt.body[0], "names", None), cst.ImportStar):
+            small = stmt.body[0]
+            aliases = [a for a in small.names if _alias_name(a) not in unused]
+            if not aliases:
+                continue
+            if len(aliases) != len(small.names):
+                aliases[-1] = aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                stmt = stmt.with_changes(body=[small.with_changes(names=aliases)])
+        body.append(stmt)
+    return module.with_changes(body=body)
+
+
+def _move_out_of_main(source, name, path):
+    """__main__.py without the definition of ``name``, importing it from a new module
+    of its package (a :class:`Rewrite` that carries the new file), or None."""
+    folder, package = _package(path)
+    target = next((os.path.join(folder, m + ".py") for m in _MODULES
+                   if not os.path.exists(os.path.join(folder, m + ".py"))
+                   and not os.path.exists(os.path.join(folder, m))), None)
+    if target is None:
+        return None
+    module = _cst.Tree(source).module
+    found = [s for s in module.body
+             if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
+    if len(found) != 1:
+        return None
+    definition = found[0]
+    wanted = _cst.free_names(definition)
+    imports = _imports_for(module, wanted)
+    if imports is None:
+        return None
+    kept, bound = imports
+    others = set()
+    for stmt in module.body:
+        if stmt is not definition:
+            others |= _cst._bound_by(stmt)
+    if (wanted - bound) & others:
+        return None  # it reads something else __main__.py defines
+    new_module = cst.Module(body=[
+        cst.parse_statement('"""%s, moved out of __main__.py: spawned workers import it '
+                            'from here."""\n' % name),
+        *kept,
+        _cst.at_module_level(definition),
+    ])
+    body = [s for s in module.body if s is not definition]
+    main = _drop_unused_imports(module.with_changes(body=body), bound)
+    mod = "%s.%s" % (package, os.path.splitext(os.path.basename(target))[0])
+    main = _cst.add_import(main, "from %s import %s" % (mod, name), last=True)
+    return Rewrite(main.code, {target: new_module.code})

@@ -5,7 +5,7 @@ import sys
 
 from doctor.patches import CODES, maker, write
 from doctor.patches.combine import Request, fix_file
-from doctor.patches.workflow import relative_path, under_cwd
+from doctor.patches.workflow import _create, relative_path, under_cwd
 
 
 def fix_files(paths, start_method="spawn", out=None):
@@ -30,6 +30,13 @@ def fix_files(paths, start_method="spawn", out=None):
         fixed = fix_file(path, before, asked, start_method)
         if not fixed.changed:
             continue
+        made = [_create(new_path, relative_path(new_path), text, out)
+                for new_path, text in sorted(fixed.creates.items())]
+        if not all(made):
+            print("doctor: not written: %s: a file its fix needs was not written"
+                  % relative_path(path), file=out)
+            continue
+        written += len(made)
         try:  # the same safe write as --apply: links, owner, mode, read-only, edits meanwhile
             backup = write.replace_checked(path, before, fixed.after)
         except write.NotWritten as exc:

@@ -226,6 +226,23 @@ def apply(proposal, force=False, cwd=None):
         raise ApplyError(str(exc))
 
 
+def _create(path, shown, text, out):
+    """Write a file the fix creates (inside the working directory only); True if done."""
+    if not under_cwd(path):
+        print("doctor: not written: %s lies outside the working directory" % shown, file=out)
+        return False
+    try:
+        write.create(path, text)
+    except write.NotWritten as exc:
+        print("doctor: %s" % exc, file=out)
+        return False
+    except OSError as exc:
+        print("doctor: not written: %s: %s" % (shown, exc.strerror or exc), file=out)
+        return False
+    print("doctor: wrote %s (a new file)" % shown, file=out)
+    return True
+
+
 def verify_batches(ev, max_batches=None):
     """The re-run's --max-batches: the user's, else past the point the first run reached."""
     if max_batches:
@@ -250,12 +267,26 @@ def run_all(ev, diagnoses, target=None, start_method="spawn", do_verify=False,
         rounds.fix(ev, diagnoses, start_method)
     if ev is not None and rounds.files:
         ev.fix = rounds.to_json()
-    failed = False
+    failed = missing = False
     if do_apply:
-        for path, fixed in sorted(rounds.files.items()):
+        # the files a fix creates first: a file changed to import from one never
+        # points at a module that is not there
+        for path, fixed in sorted(rounds.files.items(), key=lambda i: (not i[1].created, i[0])):
             if not fixed.changed:
                 continue
             shown = relative_path(path)
+            if fixed.created:
+                if not (rounds.passed or force):
+                    print("doctor: not written: %s: the fix that creates it was not "
+                          "verified (--force writes it)" % shown, file=out)
+                    failed = missing = True
+                elif not _create(path, shown, fixed.after, out):
+                    failed = missing = True
+                continue
+            if missing:
+                print("doctor: not written: %s: a file its fix needs was not written"
+                      % shown, file=out)
+                continue
             codes = sorted({d.code for d in diagnoses if d.path
                             and os.path.abspath(d.path) == path} or {"combined"})
             combined = Proposal(_CombinedFix("+".join(codes), rounds.passed), shown,

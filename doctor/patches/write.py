@@ -64,6 +64,16 @@ def replace_checked(path, before, after):
     return backup
 
 
+def create(path, text):
+    """Write a new file ``path``; NotWritten when something is there already (a file
+    made meanwhile is never overwritten)."""
+    try:
+        with open(path, "x", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise NotWritten(path, "a file of that name exists")
+
+
 def write_atomic(path, text, like=None, expect=None, pause_hook=False):
     """Replace ``path`` by ``text`` through a temporary file in the same folder, with the
     owner, group and mode of ``like`` (a stat result). With ``expect``, the replace
