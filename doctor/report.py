@@ -207,6 +207,8 @@ def _source_roots(ev):
 def _headline(ev):
     if ev.source == "log":
         return "doctor explain: %s" % ev.target
+    if ev.source == "check":
+        return "doctor check: %s (read, not run; for %s)" % (ev.target, ev.start_method)
     what = {"crashed": "crashed", "passed": "ran to the end",
             "timeout": "was ended after the --timeout", "stopped": "was stopped"}[ev.outcome]
     status = "" if ev.exit_code is None else " (exit status %d)" % ev.exit_code

@@ -19,6 +19,10 @@ STATIC = True
 #: keyword roles with a fixed name; other roles are named from what the body does
 _ROLE_NAMES = {"collate_fn": "_collate", "worker_init_fn": "_worker_init",
                "sampler": "_sampler", "batch_sampler": "_batch_sampler"}
+#: builtins whose call converts: ``lambda s: int(s)`` is ``_to_int``
+_CONVERSIONS = frozenset(("int", "float", "str", "bool", "bytes", "list", "tuple", "dict",
+                          "set", "frozenset", "tensor", "as_tensor", "from_numpy", "array",
+                          "asarray"))
 _OP_NAMES = ((cst.Multiply, "_scale"), (cst.Divide, "_scale"), (cst.Add, "_shift"),
              (cst.Subtract, "_shift"), (cst.Power, "_power"), (cst.Modulo, "_wrap"))
 
@@ -144,6 +148,44 @@ def _function(name, lam, captured, leading, trailing):
     return new
 
 
+def _snake(name):
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _body_name(node):
+    """A name for what the lambda's body does, or None: ``_identity``, ``_scale``
+    (``x * 2``), ``_negate`` (``-x``), ``_to_int`` (``int(s)``, ``Data(...)``: a
+    conversion or a class), ``_tokenize`` (``tokenize(s)``), ``_get_txt``
+    (``s["txt"]``), ``_double`` (``{"double": ...}``)."""
+    body = node.body
+    if isinstance(body, cst.Name) and [p.name.value for p in node.params.params] == [
+            body.value]:
+        return "_identity"
+    if isinstance(body, cst.BinaryOperation):
+        for op, name in _OP_NAMES:
+            if isinstance(body.operator, op):
+                return name
+    if isinstance(body, cst.UnaryOperation) and isinstance(body.operator, cst.Minus):
+        return "_negate"
+    if isinstance(body, cst.Call):
+        called = (_cst.dotted(body.func) or "").split(".")[-1]
+        if called in _CONVERSIONS or called[:1].isupper():
+            return "_to_" + _snake(called)
+        if called:
+            return "_" + _snake(called)
+    keys = []
+    if isinstance(body, cst.Subscript) and len(body.slice) == 1:
+        index = getattr(body.slice[0].slice, "value", None)
+        if isinstance(index, cst.SimpleString):
+            keys = ["get", str(index.evaluated_value)]
+    elif isinstance(body, cst.Dict):
+        keys = [str(e.key.evaluated_value) for e in body.elements
+                if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
+        keys = keys[:2] if len(keys) == len(body.elements) else []
+    name = re.sub(r"\W+", "_", "_".join(keys)).strip("_").lower()
+    return "_" + name if name and name.isidentifier() and not name[0].isdigit() else None
+
+
 def _role_name(tree, node):
     """``_collate`` for collate_fn, ``_scale`` for ``lambda x: x * 2``, ``_fn`` for self.fn."""
     parent = tree.parents.get(node)
@@ -160,18 +202,9 @@ def _role_name(tree, node):
         key = re.sub(r"\W+", "_", str(parent.key.evaluated_value)).strip("_").lower()
         if key and key.isidentifier():
             return "_" + key  # {"double": lambda x: x * 2}: _double
-    body = node.body
-    if isinstance(body, cst.Name) and [p.name.value for p in node.params.params] == [
-            body.value]:
-        return "_identity"
-    if isinstance(body, cst.BinaryOperation):
-        for op, name in _OP_NAMES:
-            if isinstance(body.operator, op):
-                return name
-    if isinstance(body, cst.Call):
-        called = _cst.dotted(body.func)
-        if called:
-            return "_" + called.split(".")[-1].lower()
+    from_body = _body_name(node)
+    if from_body:
+        return from_body
     if keyword:
         return "_" + keyword[:-3] if keyword.endswith("_fn") else "_" + keyword
     return "_transform"
