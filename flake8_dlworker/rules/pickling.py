@@ -36,7 +36,8 @@ _KEYWORD = {ast.ClassDef: "class ", ast.FunctionDef: "def ", ast.AsyncFunctionDe
 
 
 #: methods whose function argument runs in the main process and is not kept: Hugging
-#: Face ``datasets.Dataset.map`` / ``filter`` (torch datapipes, which keep it, excepted)
+#: Face ``datasets.Dataset.map`` / ``filter`` (torch datapipes and webdataset pipelines,
+#: which keep it, excepted)
 _EAGER_METHODS = frozenset(("map", "filter"))
 #: container methods whose arguments become items of the container
 _ADDING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "setdefault"))
@@ -377,12 +378,13 @@ def _stored_names(value):
 
 
 def _is_datapipe(expr, scope, facts, depth=0):
-    """True when ``expr`` is a torch datapipe, whose ``map(fn)`` keeps ``fn``."""
-    if depth > 4:
+    """True when ``expr`` is a torch datapipe or a webdataset pipeline
+    (``wds.WebDataset(urls).decode().map(fn)``), whose ``map(fn)`` keeps ``fn``."""
+    if depth > 8:
         return False
     if isinstance(expr, ast.Call):
         qualname = facts.qualname(expr.func, scope) or ""
-        if qualname.startswith(("torch.utils.data.datapipes", "torchdata")):
+        if qualname.startswith(("torch.utils.data.datapipes", "torchdata", "webdataset.")):
             return True
         return isinstance(expr.func, ast.Attribute) and _is_datapipe(
             expr.func.value, scope, facts, depth + 1)
