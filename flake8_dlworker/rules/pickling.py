@@ -221,7 +221,7 @@ class _Tracer:
             for binding in facts.lookup(func.id, scope):
                 if isinstance(binding.value, ast.ClassDef):
                     self._definition("class", binding.value.name, binding, role)
-                    self._class_attributes(binding.value, depth)
+                    self._class_attributes(binding.value, depth, call=call)
                 elif isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self._returns(binding.value, role, depth)  # a factory: what it returns
         if qualname and "." in qualname:
@@ -255,8 +255,10 @@ class _Tracer:
             if isinstance(binding.value, ast.ClassDef):
                 self._class_attributes(binding.value, depth, other)
 
-    def _class_attributes(self, classdef, depth, facts=None):
-        """``self.x = lambda ...`` in ``__init__`` of the class or its bases."""
+    def _class_attributes(self, classdef, depth, facts=None, call=None):
+        """``self.x = lambda ...`` in ``__init__`` of the class or its bases; with the
+        ``call`` that builds it, ``self.x = x`` of a parameter whose default is a
+        lambda that the call leaves in place (``def __init__(self, fn=lambda v: v)``)."""
         facts = facts or self.facts
         if depth > _MAX_DEPTH or id(classdef) in self.visited:
             return
@@ -274,6 +276,9 @@ class _Tracer:
                 if elsewhere is None:
                     self._stored_definitions(value, init, role, depth)
                     self._stored_returns(value, init, classdef, role, depth)
+                if call is not None and isinstance(value, ast.Name):
+                    for lam in _stored_lambdas(_default_left(init.node, value.id, call)):
+                        self._lambda(lam, role, elsewhere)
         for base in classdef.bases:
             if isinstance(base, ast.Name):
                 for binding in facts.lookup(base.id, class_scope.parent):
@@ -375,6 +380,24 @@ def _stored_lambdas(value):
 
 def _stored_names(value):
     return [part for part in _stored_parts(value) if isinstance(part, ast.Name)]
+
+
+def _default_left(function, name, call):
+    """The default of ``function``'s parameter ``name`` when ``call`` (which calls the
+    class whose ``__init__`` it is) gives no value for it, else None."""
+    args = function.args
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+    if any(isinstance(a, ast.Starred) for a in call.args) or \
+            any(kw.arg is None or kw.arg == name for kw in call.keywords):
+        return None
+    for index, (arg, default) in enumerate(pairs):
+        if arg.arg != name:
+            continue
+        given = index - 1 < len(call.args) if index < len(positional) else False
+        return None if given else default  # index 0 is self
+    return None
 
 
 def _is_datapipe(expr, scope, facts, depth=0):
