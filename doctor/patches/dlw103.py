@@ -3,8 +3,11 @@
 The definition moves to module level, just above the module-level statement that held
 it, with its decorators and comments. Names it read from the function around it become
 keyword-only parameters bound with ``functools.partial`` where it is used. A class
-that reads such names, or a definition that uses ``nonlocal`` or reads another local
-definition, gets no patch: moving it would change what it sees.
+that reads such names in its methods gets them as keyword-only arguments of its
+``__init__``, kept on ``self`` (``Shifted()`` becomes ``Shifted(offset=offset)``), when
+every use of the class in the function is a call and it adds no ``__init__`` over a
+base that takes arguments. A definition that uses ``nonlocal`` or reads another local
+definition gets no patch: moving it would change what it sees.
 """
 import re
 
@@ -49,9 +52,11 @@ def fix(source, finding, facts):
         local_defs |= {s.name.value for s in func.body.body
                        if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
     captured = sorted((_cst.free_names(definition) & local) - {name})
-    if captured and (isinstance(definition, cst.ClassDef) or set(captured) & local_defs):
+    if captured and set(captured) & local_defs:
         return None
     top = tree.top_statement(owner)
+    if captured and isinstance(definition, cst.ClassDef):
+        return _hoist_class_with_values(tree, definition, owner, captured, finding.line)
     if captured:
         partial, module = _cst.partial_name(module)
         definition_new = _with_keyword_params(definition, captured)
@@ -62,29 +67,40 @@ def fix(source, finding, facts):
             return new_owner.visit(_Refs(name, bound))
         # the module may have gained an import above: find the same nodes in it
         tree2 = _cst.Tree(module.code)
-        return _hoist_again(tree2, name, finding.line, definition_new, replace_refs)
+        return _hoist_again(tree2, name, finding.line, definition_new, replace_refs,
+                            owner.name.value)
     new = _hoist.hoist(module, owner, top, definition)
     return None if new is None else new.code
 
 
-def _hoist_again(tree, name, line, definition_new, replace_refs):
+def _hoist_again(tree, name, line, definition_new, replace_refs, owner_name):
+    """The hoist in the module that may have gained an import: the definition inside the
+    function that holds the finding's line, else inside the factory named
+    ``owner_name`` (the finding lies where its value went)."""
+    found = []
     for definition in _hoist.definitions_named(tree, name):
         owner = tree.parents.get(tree.parents.get(definition))
-        if isinstance(owner, cst.FunctionDef) and _hoist.contains(tree, owner, line + 1) \
-                or isinstance(owner, cst.FunctionDef) and _hoist.contains(tree, owner, line):
-            top = tree.top_statement(owner)
-            module = tree.module
-            new_owner = _hoist._remove(owner, definition)
-            if new_owner is None:
-                return None
-            new_owner = replace_refs(new_owner)
-            new_top = new_owner if top is owner else top.deep_replace(owner, new_owner)
-            moved, new_top = _hoist.place_above(definition_new, new_top)
-            body = []
-            for stmt in module.body:
-                body.extend([moved, new_top] if stmt is top else [stmt])
-            return module.with_changes(body=body).code
-    return None
+        if not isinstance(owner, cst.FunctionDef):
+            continue
+        if _hoist.contains(tree, owner, line + 1) or _hoist.contains(tree, owner, line):
+            found.insert(0, (definition, owner))
+        elif owner.name.value == owner_name:
+            found.append((definition, owner))
+    if not found:
+        return None
+    definition, owner = found[0]
+    top = tree.top_statement(owner)
+    module = tree.module
+    new_owner = _hoist._remove(owner, definition)
+    if new_owner is None:
+        return None
+    new_owner = replace_refs(new_owner)
+    new_top = new_owner if top is owner else top.deep_replace(owner, new_owner)
+    moved, new_top = _hoist.place_above(definition_new, new_top)
+    body = []
+    for stmt in module.body:
+        body.extend([moved, new_top] if stmt is top else [stmt])
+    return module.with_changes(body=body).code
 
 
 def _with_keyword_params(definition, captured):
@@ -123,3 +139,147 @@ class _Refs(cst.CSTTransformer):
         if original.value == self.name:
             return self.bound
         return updated
+
+
+#: bases whose ``__init__`` takes no argument: a class without its own may get one
+_PLAIN_BASES = {"Dataset", "IterableDataset", "object", "torch.utils.data.Dataset",
+                "torch.utils.data.IterableDataset", "data.Dataset", "data.IterableDataset"}
+
+
+def _hoist_class_with_values(tree, classdef, owner, captured, line):
+    """The class at module level, the ``captured`` values of its function given to its
+    ``__init__`` at each call in that function and read from ``self``; or None."""
+    new_class = _values_on_self(classdef, captured)
+    if new_class is None:
+        return None
+    calls = _Constructions(classdef.name.value, captured)
+    new_owner = _hoist._remove(owner, classdef)
+    if new_owner is None:
+        return None
+    new_owner = new_owner.visit(calls)
+    if calls.other_use or not calls.count:
+        return None
+    top = tree.top_statement(owner)
+    new_top = new_owner if top is owner else top.deep_replace(owner, new_owner)
+    moved, new_top = _hoist.place_above(new_class, new_top)
+    body = []
+    for stmt in tree.module.body:
+        body.extend([moved, new_top] if stmt is top else [stmt])
+    return tree.module.with_changes(body=body).code
+
+
+def _values_on_self(classdef, captured):
+    """``classdef`` whose methods read ``self.<name>`` for each captured name, set by a
+    (new or extended) ``__init__``; None where that would change what the code does."""
+    wanted = set(captured)
+    body = list(classdef.body.body)
+    init_at = None
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.FunctionDef):
+            if stmt.name.value == "__init__":
+                init_at = i
+                continue
+            reads = _cst.free_names(stmt) & wanted
+            if not reads:
+                continue
+            params = stmt.params.params
+            if stmt.decorators or not params or _cst.bound_in_function(stmt) & wanted:
+                return None
+            body[i] = stmt.with_changes(body=stmt.body.visit(
+                _OnSelf(wanted, params[0].name.value)))
+        elif _cst.free_names(stmt) & wanted:
+            return None  # read by the class body itself, when the class is created
+    if any(a in wanted for a in _attributes(classdef)):
+        return None  # the instance has an attribute of that name already
+    assigns = [cst.parse_statement("self.%s = %s\n" % (c, c)) for c in captured]
+    if init_at is None:
+        if any(_cst.dotted(b.value) not in _PLAIN_BASES for b in classdef.bases):
+            return None
+        init = cst.parse_statement("def __init__(self, *, %s):\n    pass\n"
+                                   % ", ".join(captured))
+        init = init.with_changes(body=init.body.with_changes(body=assigns))
+        at = 1 if body and _cst.is_docstring(body[0]) else 0
+        if at < len(body):
+            body[at] = body[at].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        body.insert(at, init)
+    else:
+        init = body[init_at]
+        if _cst.bound_in_function(init) & wanted or init.decorators:
+            return None
+        init = _with_keyword_params(init, captured)
+        inner = list(init.body.body)
+        at = 1 if inner and _cst.is_docstring(inner[0]) else 0
+        inner[at:at] = assigns
+        body[init_at] = init.with_changes(body=init.body.with_changes(body=inner))
+    return classdef.with_changes(body=classdef.body.with_changes(body=body))
+
+
+def _attributes(node):
+    found = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, attr):
+            found.add(attr.attr.value)
+    node.visit(Visitor())
+    return found
+
+
+class _OnSelf(cst.CSTTransformer):
+    """Each read of a captured name becomes ``self.<name>``."""
+
+    def __init__(self, names, self_name):
+        super().__init__()
+        self.names, self.self_name = names, self_name
+
+    def visit_Attribute(self, node):
+        return False  # only the object is visited, in leave_Attribute
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(value=updated.value.visit(self))
+
+    def visit_Arg(self, node):
+        return False  # the value only, in leave_Arg (not the keyword's name)
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(value=updated.value.visit(self))
+
+    def leave_Name(self, original, updated):
+        if original.value in self.names:
+            return cst.Attribute(value=cst.Name(self.self_name), attr=cst.Name(original.value))
+        return updated
+
+
+class _Constructions(cst.CSTTransformer):
+    """Every ``Name(...)`` call gets the captured values as keywords; ``other_use`` when
+    the class is used in any other way (passed on, subclassed, checked against)."""
+
+    def __init__(self, name, captured):
+        super().__init__()
+        self.name, self.captured = name, captured
+        self.count, self.other_use = 0, False
+
+    def visit_Call(self, node):
+        # the class's own name there is the construction, not another use
+        return not (isinstance(node.func, cst.Name) and node.func.value == self.name)
+
+    def leave_Call(self, original, updated):
+        if isinstance(original.func, cst.Name) and original.func.value == self.name:
+            self.count += 1
+            args = list(updated.args)
+            if args and args[-1].star == "**":
+                self.other_use = True  # the keywords could clash
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.Comma(
+                    whitespace_after=cst.SimpleWhitespace(" ")))
+            args += [cst.Arg(keyword=cst.Name(c), value=cst.Name(c),
+                             equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                   whitespace_after=cst.SimpleWhitespace("")),
+                             comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                     for c in self.captured]
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(args=args)
+        return updated
+
+    def visit_Name(self, node):
+        if node.value == self.name:
+            self.other_use = True
