@@ -1,9 +1,10 @@
 """The patch makers: their Fixit-style examples, and every fixable crashing fixture
 patched, linted, and re-run under a real spawn start method by the doctor."""
+import ast
 import difflib
 import io
 from collections import Counter
-import json
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,8 @@ FIXABLE = sorted(
         # only the run sees its lambda: it is patched from the run's
         # evidence (tests/test_patches_rounds.py), not from a static finding
         "dlw102_transform_table.py"))
+
+
 def _code(name):
     return name.split("_")[0].upper()
 
@@ -88,9 +91,14 @@ def test_fixture_patch_keeps_everything_else(name):
     matcher = difflib.SequenceMatcher(None, old, new.splitlines(), autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         for i in range(i1, i2) if op in ("replace", "delete") else ():
-            # the flagged statement, a line moved elsewhere, or one edited in place
+            # the flagged statement, a line moved elsewhere, one edited in place, or one
+            # moved and edited (a captured ``offset`` read as ``self.offset``)
             edited = any(difflib.SequenceMatcher(None, old[i], line).ratio() > 0.75
-                         for line in new.splitlines()[j1:j2])
+                         for line in new.splitlines()[j1:j2]) or any(
+                difflib.SequenceMatcher(None, old[i].strip(), line).ratio() > 0.75
+                for line in new_lines) or any(  # or wrapped: ``return partial(encode, ...)``
+                all(re.search(r"\b%s\b" % word, line) for word in re.findall(r"\w+", old[i]))
+                for line in new_lines)
             assert i + 1 in flagged or old[i].strip() in new_lines or edited, (name, old[i])
 
 
@@ -162,17 +170,29 @@ def test_patched_fixtures_are_clean_for_their_code(patched):
 
 
 @pytest.mark.parametrize("name", FIXABLE)
-def test_patched_fixture_runs_under_spawn_and_needs_no_patch(patched, name):
-    """The doctor re-runs it under spawn: it passes, and nothing is proposed."""
-    run = subprocess.run(
-        [sys.executable, "-m", "doctor", "--json", "--max-batches", "1", "--timeout", "300",
-         name], cwd=patched, capture_output=True, text=True, timeout=600,
-        env=_env())
-    report = json.loads(run.stdout)
-    assert report["outcome"] in ("passed", "stopped"), run.stderr[-3000:]
-    assert report["diagnoses"] == [], report["diagnoses"]
+def test_patched_fixture_prints_its_own_output_under_spawn(patched, name, tmp_path):
+    """The patched copy runs to the end under a real spawn start method and prints what
+    the fixture itself prints under fork, where nothing is pickled and it does not
+    crash (a patch that skips the loop fails here); where the patch changes what runs
+    where, it prints OWN_OUTPUT. Nothing is left for the makers to patch."""
+    want = OWN_OUTPUT.get(name)
+    if want is None:
+        shutil.copy(FIXTURES / name, tmp_path / name)
+        for beside in modules_beside(FIXTURES / name):
+            shutil.copy(beside, tmp_path / beside.name)
+        reference = _spawn_run(["--fork", name], tmp_path)
+        assert reference.returncode == 0 and reference.stdout, reference.stderr[-3000:]
+        want = reference.stdout
+    run = _spawn_run([name], patched)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert want(run.stdout) if callable(want) else run.stdout == want, run.stdout
     source = (patched / name).read_text()
     assert [c for c in CODES if maker(c).STATIC and make_patch(c, name, source, None)] == []
+
+
+def _spawn_run(args, cwd):
+    return subprocess.run([sys.executable, str(ROOT / "tests" / "spawn_run.py"), *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=600, env=_env())
 
 
 def _env():
@@ -204,8 +224,8 @@ def test_dlw201_facts_from_the_run_and_no_patch_when_memory_does_not_explain():
 
 
 #: what a patched fixture itself prints under spawn, where the patch changes what runs
-#: where (the batches move to the GPU only in the loop; each worker yields its share),
-#: and where a framework owns the loader (Lightning, transformers' Trainer, accelerate)
+#: where (the batches move to the GPU only in the loop; each worker yields its share)
+#: or the reference under fork is not plain (a framework's own output, fork warnings)
 OWN_OUTPUT = {
     "dlw101_accelerate_prepare.py": "4\n4\n",
     "dlw101_lightning_fit.py": "steps 2\n",
@@ -213,12 +233,15 @@ OWN_OUTPUT = {
     "dlw107_getitem_cuda.py": "18.0\n66.0\n",
     "dlw107_collate_to.py": "14.0\n126.0\n",
     "dlw109_unsharded.py": "samples: [0, 1, 2, 3]\n",
+    # these crash under fork too (DataLoader refuses the option with 0 workers; a pool
+    # pickles its function whatever the start method): what the fixed script prints
+    "dlw103_pool_map.py": "[0, 1, 4, 9]\n9\n",
+    "dlw106_argparse_default.py": "6.0\n22.0\n38.0\n54.0\n",
+    "dlw106_config_dict.py": "6.0\n22.0\n38.0\n54.0\n",
+    "dlw106_persistent.py": "6.0\n22.0\n38.0\n54.0\n",
+    "dlw106_prefetch.py": "6.0\n22.0\n38.0\n54.0\n",
+    # random draws: each worker's own stream now, no longer one stream in every worker
+    "dlw111_default_rng.py": lambda out: (
+        out.startswith("draws: ") and len({tuple(s) for s in
+                                           ast.literal_eval(out[7:]).values()}) == 2),
 }
-
-
-@pytest.mark.parametrize("name", sorted(OWN_OUTPUT))
-def test_patched_fixture_prints_its_own_output_under_spawn(patched, name):
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "spawn_run.py"), name],
-                         cwd=patched, capture_output=True, text=True, timeout=600,
-                         env=_env())
-    assert (run.returncode, run.stdout) == (0, OWN_OUTPUT[name]), run.stderr[-3000:]
