@@ -23,6 +23,7 @@ test-pythons:
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/lint_bench.py
+	$(BIN)/python bench/check_vs_ruff.py
 	$(BIN)/python bench/catalog_import.py
 	$(BIN)/python bench/analysis_cost.py
 	$(BIN)/python bench/large_module.py

@@ -111,14 +111,24 @@ def measure(path, verify):
         return name, True, "%s: fixed (%d round(s))" % (code, rounds)
 
 
+def _fixture(name, parser):
+    """A fixture named under fixtures/ (``dlw102_collate.py``) or by its path."""
+    for path in (FIXTURES / name, Path(name).resolve()):
+        if path.is_file() and FIXTURES in path.resolve().parents:
+            return path.resolve()
+    parser.error("%s: no such fixture under %s" % (name, FIXTURES))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--verify", action="store_true",
                         help="let the doctor re-run and fix again in rounds")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("fixtures", nargs="*")
+    parser.add_argument("fixtures", nargs="*",
+                        help="fixtures to measure (under fixtures/, or a path to one)")
     options = parser.parse_args()
-    paths = [FIXTURES / f for f in options.fixtures] if options.fixtures else fixtures()
+    paths = [_fixture(f, parser) for f in options.fixtures] if options.fixtures \
+        else fixtures()
     with ThreadPoolExecutor(options.jobs) as pool:
         results = list(pool.map(lambda p: measure(p, options.verify), paths))
     for name, fixed, note in results:

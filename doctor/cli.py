@@ -509,9 +509,9 @@ def _check_output(ev, options):
         sys.stdout.flush()
         return 1 if ev.static else 0
     diagnoses = diagnose(ev)
-    # patches, proposed only: check runs nothing and writes nothing (doctor.patches)
-    from doctor.patches.workflow import propose
-    propose(ev, diagnoses, options.start_method)
+    if diagnoses:  # patches, proposed only: check runs nothing and writes nothing
+        from doctor.patches.workflow import propose
+        propose(ev, diagnoses, options.start_method)
     if options.diff:  # every file's patches, not only the diagnoses' (one per code)
         from doctor.patches.workflow import static_patches
         sys.stdout.write("".join(static_patches(ev, options.start_method)))
