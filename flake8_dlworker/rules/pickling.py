@@ -332,6 +332,26 @@ class _Tracer:
                 if isinstance(cls.value, ast.ClassDef):
                     self._definition("method", "%s.%s" % (cls.value.name, attr.attr),
                                      cls, self.role)
+        own = _own_class(attr, scope)
+        if own is not None:  # self.collate: the instance travels, so its class must import
+            for cls in self.facts.lookup(own.name, scope):
+                if cls.value is own:
+                    self._definition("method", "%s.%s" % (own.name, attr.attr), cls,
+                                     self.role)
+
+
+def _own_class(attr, scope):
+    """The class whose method ``scope`` is, when ``attr`` is read from the method's first
+    parameter (``self.collate`` inside a method), else None."""
+    node = getattr(scope, "node", None)
+    if getattr(scope, "cls", None) is None or not isinstance(attr.value, ast.Name) or \
+            not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    params = node.args.posonlyargs + node.args.args
+    if not params or params[0].arg != attr.value.id or any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list):
+        return None
+    return scope.cls
 
 
 def _returned(function):
