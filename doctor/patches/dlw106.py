@@ -4,7 +4,9 @@ When ``num_workers`` is absent or a literal 0 the argument is dropped (it has no
 effect without workers); in a dict literal of loader arguments (``**LOADER``) the entry
 is, reading the dict's own ``"num_workers"``. When it is a name that is 0 here but may change, the
 argument is made conditional on it: ``persistent_workers=workers > 0``,
-``prefetch_factor=4 if workers > 0 else None``.
+``prefetch_factor=4 if workers > 0 else None``. Hugging Face ``TrainingArguments``
+options (``dataloader_persistent_workers``, ``dataloader_prefetch_factor`` against
+``dataloader_num_workers``) are fixed the same way.
 """
 import libcst as cst
 
@@ -23,13 +25,15 @@ def fix(source, finding, facts):
         return _fix_config(tree, finding)
     if arg.keyword is None:
         return None
-    option = arg.keyword.value
+    # TrainingArguments(dataloader_persistent_workers=True): the same options, prefixed
+    prefix = "dataloader_" if arg.keyword.value.startswith("dataloader_") else ""
+    option = arg.keyword.value[len(prefix):]
     if option not in ("persistent_workers", "prefetch_factor"):
         return None
     call = tree.parents.get(arg)
     if not isinstance(call, cst.Call):
         return None
-    workers = _num_workers(call)
+    workers = _num_workers(call, prefix)
     if workers is None or isinstance(workers, cst.Integer):
         return tree.module.deep_replace(call, _without(call, arg)).code
     count = _cst.code(workers.with_changes(lpar=[], rpar=[])).strip()
@@ -41,10 +45,12 @@ def fix(source, finding, facts):
     return tree.module.deep_replace(arg, new).code
 
 
-def _num_workers(call):
+def _num_workers(call, prefix=""):
     for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "num_workers":
+        if arg.keyword is not None and arg.keyword.value == prefix + "num_workers":
             return arg.value
+    if prefix:
+        return None  # TrainingArguments: never given by position
     positional = [a for a in call.args if a.keyword is None and not a.star]
     if len(positional) > _NUM_WORKERS_POSITION:
         return positional[_NUM_WORKERS_POSITION].value
