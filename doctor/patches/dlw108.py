@@ -54,7 +54,7 @@ def _uses(node, attr):
     return found
 
 
-def fix(source, finding, facts, params_stored=False):
+def fix(source, finding, facts, params_stored=False, local_kept=False):
     match = _TEXT.search(finding.text)
     tree = _cst.Tree(source)
     value = tree.first_at(finding.line, finding.col)
@@ -67,8 +67,8 @@ def fix(source, finding, facts, params_stored=False):
     if cls is None and not params_stored:
         # DS(sqlite3.connect(p)): reported at the argument; the class keeps the parameter
         moved = _kept_parameter(tree, value, attr)
-        return fix(source, finding._replace(line=moved[0], col=moved[1]), facts, True) \
-            if moved is not None else None
+        return fix(source, finding._replace(line=moved[0], col=moved[1]), facts, True,
+                   local_kept) if moved is not None else None
     if assign is None or init is None or cls is None or init.name.value != "__init__" \
             or len(assign.targets) != 1 or not _self_attr(assign.targets[0].target, attr):
         return None
@@ -77,21 +77,34 @@ def fix(source, finding, facts, params_stored=False):
         return _fix_given(tree, cls, init, attr, finding.text)
     taken_from = _root_attr(assign.value)
     if taken_from is not None:  # self.tokens = self.h5["tokens"]: the file is the handle
-        return _fix_handle(tree, cls, init, taken_from, {attr})
+        fixed = _fix_handle(tree, cls, init, taken_from, {attr})
+        handle = _assignments(init, taken_from)
+        if fixed is None and not params_stored and len(handle) == 1:
+            # the file is opened from a parameter __init__ does not keep: keep it too
+            return _with_params_stored(source, tree, cls, init, handle[0], finding, facts,
+                                       local_kept)
+        return fixed
     local = _root_local(assign.value)
-    if local is not None and not params_stored:
+    if local is not None and not local_kept:
         # db = sqlite3.connect(...); self.rows = db.cursor(): keep the handle itself as
         # self.db, so that it can travel (or be reopened) with what was taken from it
         kept = _keep_local(tree, cls, init, local)
-        return fix(kept, finding, facts, True) if kept is not None else None
+        return fix(kept, finding, facts, params_stored, True) if kept is not None else None
     fixed = _fix_handle(tree, cls, init, attr, set())
     if fixed is None and not params_stored:
         # open(path) with a parameter __init__ does not keep: keep it, then open lazily
-        stored = _store_params(source, tree, cls, init, assign)
-        if stored is not None:
-            source, added = stored
-            return fix(source, finding._replace(line=finding.line + added), facts, True)
+        return _with_params_stored(source, tree, cls, init, assign, finding, facts, local_kept)
     return fixed
+
+
+def _with_params_stored(source, tree, cls, init, assign, finding, facts, local_kept):
+    """The fix again, once the parameters the handle's opener reads are kept on self
+    (their lines go above the opener, which lies above the finding); None without any."""
+    stored = _store_params(source, tree, cls, init, assign)
+    if stored is None:
+        return None
+    source, added = stored
+    return fix(source, finding._replace(line=finding.line + added), facts, True, local_kept)
 
 
 def _fix_given(tree, cls, init, attr, text):
