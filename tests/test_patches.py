@@ -240,6 +240,7 @@ OWN_OUTPUT = {
     "dlw106_config_dict.py": "6.0\n22.0\n38.0\n54.0\n",
     "dlw106_persistent.py": "6.0\n22.0\n38.0\n54.0\n",
     "dlw106_prefetch.py": "6.0\n22.0\n38.0\n54.0\n",
+    "dlw106_hf_persistent.py": "steps 2\n",
     # random draws: each worker's own stream now, no longer one stream in every worker
     "dlw111_default_rng.py": lambda out: (
         out.startswith("draws: ") and len({tuple(s) for s in
