@@ -19,16 +19,17 @@ def _remove(block_owner, stmt):
     return block_owner.with_changes(body=block_owner.body.with_changes(body=body))
 
 
-def hoist(module, owner, top, definition, replace_refs=None):
+def hoist(module, owner, top, definition, replace_refs=None, moved=None):
     """The module with ``definition`` (a statement directly in ``owner``'s body) moved to
-    module level above ``top``; ``replace_refs`` maps the owner to its final form."""
+    module level above ``top``, as ``moved`` when given (its new form); ``replace_refs``
+    maps the owner to its final form."""
     new_owner = _remove(owner, definition)
     if new_owner is None:
         return None
     if replace_refs is not None:
         new_owner = replace_refs(new_owner)
     new_top = new_owner if top is owner else top.deep_replace(owner, new_owner)
-    moved, new_top = place_above(definition, new_top)
+    moved, new_top = place_above(definition if moved is None else moved, new_top)
     body = []
     for stmt in module.body:
         if stmt is top:

@@ -56,7 +56,7 @@ def fix(source, finding, facts):
         return None
     top = tree.top_statement(owner)
     if captured and isinstance(definition, cst.ClassDef):
-        return _hoist_class_with_values(tree, definition, owner, captured, finding.line)
+        return _hoist_class_with_values(tree, definition, owner, captured)
     if captured:
         partial, module = _cst.partial_name(module)
         definition_new = _with_keyword_params(definition, captured)
@@ -64,7 +64,7 @@ def fix(source, finding, facts):
             partial, name, ", ".join("%s=%s" % (c, c) for c in captured)))
 
         def replace_refs(new_owner):
-            return new_owner.visit(_Refs(name, bound))
+            return new_owner.visit(_Reads({name: bound}))
         # the module may have gained an import above: find the same nodes in it
         tree2 = _cst.Tree(module.code)
         return _hoist_again(tree2, name, finding.line, definition_new, replace_refs,
@@ -89,18 +89,9 @@ def _hoist_again(tree, name, line, definition_new, replace_refs, owner_name):
     if not found:
         return None
     definition, owner = found[0]
-    top = tree.top_statement(owner)
-    module = tree.module
-    new_owner = _hoist._remove(owner, definition)
-    if new_owner is None:
-        return None
-    new_owner = replace_refs(new_owner)
-    new_top = new_owner if top is owner else top.deep_replace(owner, new_owner)
-    moved, new_top = _hoist.place_above(definition_new, new_top)
-    body = []
-    for stmt in module.body:
-        body.extend([moved, new_top] if stmt is top else [stmt])
-    return module.with_changes(body=body).code
+    new = _hoist.hoist(tree.module, owner, tree.top_statement(owner), definition,
+                       replace_refs, definition_new)
+    return None if new is None else new.code
 
 
 def _with_keyword_params(definition, captured):
@@ -113,12 +104,13 @@ def _with_keyword_params(definition, captured):
         star_arg=cst.ParamStar(), kwonly_params=extra))
 
 
-class _Refs(cst.CSTTransformer):
-    """Every read of ``name`` becomes ``partial(name, ...)``."""
+class _Reads(cst.CSTTransformer):
+    """Each read of a name in ``replacements`` becomes its node there: ``encode`` the
+    ``partial(encode, ...)``, ``offset`` the ``self.offset``."""
 
-    def __init__(self, name, bound):
+    def __init__(self, replacements):
         super().__init__()
-        self.name, self.bound = name, bound
+        self.replacements = replacements
 
     def visit_Attribute(self, node):
         return False  # only the object is visited, in leave_Attribute
@@ -127,18 +119,16 @@ class _Refs(cst.CSTTransformer):
         return updated.with_changes(value=updated.value.visit(self))
 
     def visit_Arg(self, node):
-        return True
+        return False  # the value only, in leave_Arg (not the keyword's name)
 
     def leave_Arg(self, original, updated):
-        return updated
+        return updated.with_changes(value=updated.value.visit(self))
 
     def visit_AssignTarget(self, node):
         return False
 
     def leave_Name(self, original, updated):
-        if original.value == self.name:
-            return self.bound
-        return updated
+        return self.replacements.get(original.value, updated)
 
 
 #: bases whose ``__init__`` takes no argument: a class without its own may get one
@@ -146,26 +136,18 @@ _PLAIN_BASES = {"Dataset", "IterableDataset", "object", "torch.utils.data.Datase
                 "torch.utils.data.IterableDataset", "data.Dataset", "data.IterableDataset"}
 
 
-def _hoist_class_with_values(tree, classdef, owner, captured, line):
+def _hoist_class_with_values(tree, classdef, owner, captured):
     """The class at module level, the ``captured`` values of its function given to its
     ``__init__`` at each call in that function and read from ``self``; or None."""
     new_class = _values_on_self(classdef, captured)
     if new_class is None:
         return None
     calls = _Constructions(classdef.name.value, captured)
-    new_owner = _hoist._remove(owner, classdef)
-    if new_owner is None:
+    new = _hoist.hoist(tree.module, owner, tree.top_statement(owner), classdef,
+                       lambda new_owner: new_owner.visit(calls), new_class)
+    if new is None or calls.other_use or not calls.count:
         return None
-    new_owner = new_owner.visit(calls)
-    if calls.other_use or not calls.count:
-        return None
-    top = tree.top_statement(owner)
-    new_top = new_owner if top is owner else top.deep_replace(owner, new_owner)
-    moved, new_top = _hoist.place_above(new_class, new_top)
-    body = []
-    for stmt in tree.module.body:
-        body.extend([moved, new_top] if stmt is top else [stmt])
-    return tree.module.with_changes(body=body).code
+    return new.code
 
 
 def _values_on_self(classdef, captured):
@@ -185,8 +167,9 @@ def _values_on_self(classdef, captured):
             params = stmt.params.params
             if stmt.decorators or not params or _cst.bound_in_function(stmt) & wanted:
                 return None
-            body[i] = stmt.with_changes(body=stmt.body.visit(
-                _OnSelf(wanted, params[0].name.value)))
+            on_self = {c: cst.Attribute(value=cst.Name(params[0].name.value), attr=cst.Name(c))
+                       for c in wanted}
+            body[i] = stmt.with_changes(body=stmt.body.visit(_Reads(on_self)))
         elif _cst.free_names(stmt) & wanted:
             return None  # read by the class body itself, when the class is created
     if any(a in wanted for a in _attributes(classdef)):
@@ -222,31 +205,6 @@ def _attributes(node):
             found.add(attr.attr.value)
     node.visit(Visitor())
     return found
-
-
-class _OnSelf(cst.CSTTransformer):
-    """Each read of a captured name becomes ``self.<name>``."""
-
-    def __init__(self, names, self_name):
-        super().__init__()
-        self.names, self.self_name = names, self_name
-
-    def visit_Attribute(self, node):
-        return False  # only the object is visited, in leave_Attribute
-
-    def leave_Attribute(self, original, updated):
-        return updated.with_changes(value=updated.value.visit(self))
-
-    def visit_Arg(self, node):
-        return False  # the value only, in leave_Arg (not the keyword's name)
-
-    def leave_Arg(self, original, updated):
-        return updated.with_changes(value=updated.value.visit(self))
-
-    def leave_Name(self, original, updated):
-        if original.value in self.names:
-            return cst.Attribute(value=cst.Name(self.self_name), attr=cst.Name(original.value))
-        return updated
 
 
 class _Constructions(cst.CSTTransformer):
