@@ -8,7 +8,10 @@ it through ``fork`` and ``exec`` unless it clears its own environment.
 
 Ending the tree first stops every member (``SIGSTOP``), so that nothing forks while it
 is looked for, looks again until no new member appears, then kills them all, and
-repeats until no member is alive or the bound expires. Signals go to each member's
+repeats until no member is alive or the bound expires. Before that, a run's
+multiprocessing resource tracker outlives the rest for a moment: once the last process
+that could write to it is gone it unlinks the named semaphores and shared memory that
+the killed processes left in ``/dev/shm``, which nothing else would remove. Signals go to each member's
 process group as well as to the member: a process that keeps re-forking (a new pid
 every few milliseconds) stays in its group, and a zombie it left behind (ours to reap,
 as the subreaper) still names that group, so the group signal reaches its newest pid.
@@ -22,6 +25,10 @@ from flake8_dlworker import platforms
 
 #: the environment variable that marks every process of a run
 TOKEN = "DLW_DOCTOR_RUN"
+#: how long a resource tracker gets to clean up after the rest of the run is gone
+TRACKER_GRACE_S = 3.0
+#: what multiprocessing.resource_tracker runs as (``python -c '...import main;main(fd)'``)
+TRACKER_COMMAND = "from multiprocessing.resource_tracker import main"
 
 
 class ProcessTree:
@@ -29,6 +36,9 @@ class ProcessTree:
         self.root_pid = root_pid
         self.token = token
         self.session = platforms.session_of(root_pid)
+        #: whether a resource tracker cleaned up after processes this tree killed (it
+        #: warns of "leaked" objects then: theirs, not the script's)
+        self.tracker_cleaned_up = False
 
     # -- who is in it ----------------------------------------------------------------
     def members(self, by_environment=True, zombies=False):
@@ -69,6 +79,7 @@ class ProcessTree:
     def end(self, bound_s=10.0):
         """Kill every member; returns the members still alive when the bound expired."""
         deadline = time.monotonic() + bound_s
+        self._end_all_but_trackers(deadline)
         while True:
             members, groups = self._stop_all(deadline)
             for group in groups:
@@ -80,6 +91,22 @@ class ProcessTree:
             left = self.members()
             if not left or time.monotonic() >= deadline:
                 return left
+
+    def _end_all_but_trackers(self, deadline):
+        """Kill every member but the resource trackers, then let those go on until they
+        have read the end of their pipe, cleaned up and exited (or the grace is over)."""
+        members, _groups = self._stop_all(deadline)
+        trackers = [p for p in members if _is_resource_tracker(p)]
+        if not trackers:
+            return
+        others = [p for p in members if p not in trackers]
+        self.tracker_cleaned_up = bool(others)
+        for proc in others:
+            platforms.kill(proc)
+        self._wait_gone(others, deadline)
+        for proc in trackers:
+            platforms.resume(proc)
+        self._wait_gone(trackers, min(deadline, time.monotonic() + TRACKER_GRACE_S))
 
     def _stop_all(self, deadline):
         """Stop members and their groups until a look finds no new one; returns all of
@@ -109,6 +136,13 @@ class ProcessTree:
 def alive(proc):
     try:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _is_resource_tracker(proc):
+    try:
+        return TRACKER_COMMAND in " ".join(proc.cmdline())
     except psutil.Error:
         return False
 

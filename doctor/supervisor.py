@@ -370,6 +370,8 @@ class Run:
         if self.last_progress is not None:  # seconds from the last progress to the end
             ev.hints["idle_s"] = round(self.ended - self.last_progress, 2)
         ev.notes.extend(self.missing)
+        if self.tree is not None and self.tree.tracker_cleaned_up:
+            _leave_out_tracker_cleanup(ev)
         return ev
 
     def _workers(self, events):
@@ -410,6 +412,17 @@ def _leave_out_shutdown_crashes(ev):
     ev.lines = [line for line in ev.lines if not line.startswith("Fatal Python error")]
     ev.notes.append("%s in a process while the doctor stopped the run after --max-batches: "
                     "part of that shutdown, not counted as a crash" % fatal[0].split("\n")[0])
+
+
+def _leave_out_tracker_cleanup(ev):
+    """The resource tracker's "leaked semaphore objects" warning after the doctor ended
+    the run is about what the killed processes left, which it then removed."""
+    cleanup = [w for w in ev.warnings if "resource_tracker: There appear to be" in w]
+    if cleanup:
+        ev.warnings = [w for w in ev.warnings if w not in cleanup]
+        ev.notes.append("the run's resource tracker removed the semaphores and shared "
+                        "memory that the processes the doctor ended had left; its warning "
+                        "about leaked objects is about those")
 
 
 def _name(proc):

@@ -148,6 +148,16 @@ def stop(proc):
         pass
 
 
+def resume(proc):
+    """Let a frozen ``psutil.Process`` run again (SIGCONT, or a resume)."""
+    import psutil
+
+    try:
+        proc.resume()
+    except (psutil.Error, OSError):
+        pass
+
+
 def kill(proc):
     """End a ``psutil.Process`` at once (SIGKILL, or TerminateProcess)."""
     import psutil

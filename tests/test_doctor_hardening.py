@@ -288,6 +288,28 @@ def test_a_timeout_of_a_script_without_a_loader_is_no_diagnosis(tmp_path):
     assert (report["outcome"], report["diagnoses"], status) == ("timeout", [], 0), err[-3000:]
 
 
+@needs.linux
+def test_an_ended_run_leaves_no_semaphore_behind(tmp_path):
+    """SIGKILL leaves a process's named semaphores in /dev/shm; the run's resource
+    tracker outlives the rest of the tree long enough to remove them."""
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        import multiprocessing
+        import pathlib
+        import threading
+
+        lock = multiprocessing.get_context("spawn").Lock()
+        pathlib.Path("semaphore.txt").write_text(lock._semlock.name)
+        threading.Event().wait()
+    """))
+    status, report, _out, err, left = run_doctor(["--json", "--timeout", "3", "train.py"],
+                                                 tmp_path, limit=PATIENCE_S)
+    assert not left
+    assert (report["outcome"], status) == ("timeout", 0), err[-3000:]
+    name = (tmp_path / "semaphore.txt").read_text()
+    assert not os.path.exists("/dev/shm/sem." + name.lstrip("/")), name
+    assert any("resource tracker removed" in note for note in report["notes"]), report
+
+
 # -- 7. a crash nothing explains ---------------------------------------------------------------
 
 def test_a_script_that_kills_its_own_group_is_a_failure_with_what_was_seen(tmp_path):

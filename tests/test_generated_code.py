@@ -1,13 +1,20 @@
-"""The checker never raises on generated valid Python (hypothesmith)."""
+"""The checker never raises on generated valid Python (hypothesmith).
+
+The suite runs a few dozen programs per test; `DLW_FUZZ=10 pytest
+tests/test_generated_code.py` runs ten times as many.
+"""
 import ast
+import os
 
 import hypothesmith
 from hypothesis import HealthCheck, given, settings
 
 from flake8_dlworker.plugin import findings
 
+ROUNDS = int(os.environ.get("DLW_FUZZ", "1"))
 
-@settings(max_examples=150, deadline=None,
+
+@settings(max_examples=40 * ROUNDS, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(source=hypothesmith.from_grammar())
 def test_never_raises_on_valid_code(source):
@@ -19,7 +26,7 @@ def test_never_raises_on_valid_code(source):
     findings(tree, "__main__.py")
 
 
-@settings(max_examples=100, deadline=None,
+@settings(max_examples=25 * ROUNDS, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(source=hypothesmith.from_node())
 def test_never_raises_on_generated_modules(source):

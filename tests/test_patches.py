@@ -147,16 +147,17 @@ def static_codes(path):
 
 @pytest.fixture(scope="module")
 def patched(tmp_path_factory):
-    """Every fixable fixture, copied and patched with the real ``patch -p1``."""
+    """Every fixable fixture, copied and patched with the real ``git apply``."""
     root = tmp_path_factory.mktemp("patched")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     for name in FIXABLE:
         shutil.copy(FIXTURES / name, root / name)
         for beside in modules_beside(FIXTURES / name):
             shutil.copy(beside, root / beside.name)
         diff = make_patch(_code(name), name, (root / name).read_text(), None)
         assert diff and diff.startswith("--- a/%s\n+++ b/%s\n" % (name, name)), name
-        done = subprocess.run(["patch", "-p1", "--forward", "--no-backup-if-mismatch"],
-                              input=diff, text=True, cwd=root, capture_output=True)
+        done = subprocess.run(["git", "apply", "-"], input=diff, text=True, cwd=root,
+                              capture_output=True)
         assert done.returncode == 0, done.stdout + done.stderr
     return root
 
