@@ -229,6 +229,7 @@ def test_dlw201_facts_from_the_run_and_no_patch_when_memory_does_not_explain():
 #: or the reference under fork is not plain (a framework's own output, fork warnings)
 OWN_OUTPUT = {
     "dlw101_accelerate_prepare.py": "4\n4\n",
+    "dlw101_hf_trainer_train.py": "steps 2\n",
     "dlw101_lightning_fit.py": "steps 2\n",
     "dlw102_hf_trainer_collator.py": "steps 2\n",
     "dlw107_getitem_cuda.py": "18.0\n66.0\n",
