@@ -14,8 +14,11 @@ $(BIN)/.installed: pyproject.toml
 demo: $(BIN)/.installed
 	@$(BIN)/python scripts/demo.py
 
+# one more test process than cores: several tests wait on a timeout without using a core
+JOBS ?= $(shell $(PY) -c "import os; print((os.cpu_count() or 1) + 1)")
+
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n $(JOBS)
 
 # the lint side, check and explain on Python 3.9 and 3.13 (venvs of their own, no torch)
 test-pythons:

@@ -3,6 +3,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 UNGUARDED = textwrap.dedent("""\
     from torch.utils.data import DataLoader
 
@@ -292,3 +294,49 @@ def test_editors_see_the_unsaved_buffer_through_stdin(tmp_path):
                                  "under spawn; define a module-level function")
     assert seen["ale"][0].startswith("%s:3:63: DLW102 " % (tmp_path / "train.py"))
     assert any(line.startswith("8,1,D,DLW101:") and "run()" in line for line in seen["vscode"])
+
+
+HANDLES_AND_GETSTATE = textwrap.dedent("""\
+    import threading
+
+    from torch.utils.data import DataLoader, Dataset
+
+
+    class Logged(Dataset):
+        def __init__(self, path):
+            self.log = open(path, "a")
+            self.lock = threading.Lock()
+
+        def __getstate__(self):
+    {body}
+
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, i):
+            return i
+
+
+    if __name__ == "__main__":
+        for batch in DataLoader(Logged("log.txt"), num_workers=2):
+            pass
+""")
+
+
+@pytest.mark.parametrize("body, reported", [
+    # drops one handle: the other one still breaks the worker
+    ('state = self.__dict__.copy()\nstate["log"] = None\nreturn state', ["self.lock"]),
+    ('state = dict(self.__dict__)\ndel state["lock"]\nreturn state', ["self.log"]),
+    ('state = self.__dict__.copy()\nstate.pop("log", None)\nstate.pop("lock")\n'
+     'return state', []),
+    # builds its state its own way: it decides what travels
+    ('return {"path": "log.txt"}', []),
+    ('state = self.__dict__.copy()\nfor key in ("log", "lock"):\n    state[key] = None\n'
+     'return state', []),
+])
+def test_a_getstate_leaves_out_what_it_drops_and_no_more(tmp_path, body, reported):
+    script = tmp_path / "train.py"
+    script.write_text(HANDLES_AND_GETSTATE.format(
+        body=textwrap.indent(body, " " * 8)))
+    out = flake8(script).stdout
+    assert [line.split("'")[1] for line in out.splitlines()] == reported, out

@@ -2,13 +2,18 @@
 patched, linted, and re-run under a real spawn start method by the doctor."""
 import ast
 import difflib
+import hashlib
 import io
-from collections import Counter
+import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tokenize
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import libcst as cst
@@ -178,17 +183,40 @@ def test_patched_fixture_prints_its_own_output_under_spawn(patched, name, tmp_pa
     where, it prints OWN_OUTPUT. Nothing is left for the makers to patch."""
     want = OWN_OUTPUT.get(name)
     if want is None:
-        shutil.copy(FIXTURES / name, tmp_path / name)
-        for beside in modules_beside(FIXTURES / name):
-            shutil.copy(beside, tmp_path / beside.name)
-        reference = _spawn_run(["--fork", name], tmp_path)
-        assert reference.returncode == 0 and reference.stdout, reference.stderr[-3000:]
-        want = reference.stdout
+        recorded = json.loads(FORK_OUTPUTS.read_text()).get(name, {})
+        assert recorded.get("sha256") == _fingerprint(name), (
+            "%s has no fork output recorded for its current text: run "
+            "`python tests/test_patches.py`" % name)
+        want = recorded["stdout"]
     run = _spawn_run([name], patched)
     assert run.returncode == 0, run.stderr[-3000:]
     assert want(run.stdout) if callable(want) else run.stdout == want, run.stdout
     source = (patched / name).read_text()
     assert [c for c in CODES if maker(c).STATIC and make_patch(c, name, source, None)] == []
+
+
+#: what each fixture prints under fork, where nothing is pickled and it does not crash,
+#: with the fingerprint of the text it was recorded from (``python tests/test_patches.py``)
+FORK_OUTPUTS = ROOT / "tests" / "fork_outputs.json"
+
+
+def _fingerprint(name):
+    digest = hashlib.sha256()
+    for path in [FIXTURES / name, *modules_beside(FIXTURES / name)]:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _fork_output(name):
+    """(name, what the fixture prints run under fork), in a folder of its own."""
+    with tempfile.TemporaryDirectory() as folder:
+        shutil.copy(FIXTURES / name, Path(folder) / name)
+        for beside in modules_beside(FIXTURES / name):
+            shutil.copy(beside, Path(folder) / beside.name)
+        run = _spawn_run(["--fork", name], folder)
+    if run.returncode != 0 or not run.stdout:
+        raise SystemExit("%s fails under fork:\n%s" % (name, run.stderr[-3000:]))
+    return name, {"sha256": _fingerprint(name), "stdout": run.stdout}
 
 
 def _spawn_run(args, cwd):
@@ -197,7 +225,6 @@ def _spawn_run(args, cwd):
 
 
 def _env():
-    import os
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return env
@@ -248,3 +275,11 @@ OWN_OUTPUT = {
         out.startswith("draws: ") and len({tuple(s) for s in
                                            ast.literal_eval(out[7:]).values()}) == 2),
 }
+
+
+if __name__ == "__main__":  # record what the fixtures print under fork
+    names = [n for n in FIXABLE if n not in OWN_OUTPUT]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        outputs = dict(pool.map(_fork_output, names))
+    FORK_OUTPUTS.write_text(json.dumps(outputs, indent=1, sort_keys=True) + "\n")
+    print("recorded %d fork outputs in %s" % (len(outputs), FORK_OUTPUTS.relative_to(ROOT)))

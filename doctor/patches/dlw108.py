@@ -248,8 +248,8 @@ def _fix_handle(tree, cls, init, attr, derived_named):
     assign = assigns[0]
     methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
     if any(m.name.value in ("__getstate__", "__setstate__", "__reduce__", "__reduce_ex__")
-           for m in methods):
-        return None
+           and not _ours(m) for m in methods):
+        return None  # the class pickles itself its own way
     derived = _derived(init, attr, derived_named)
     dropped = [attr] + [d for d, _ in derived]
     others = [m for m in methods if m is not init and any(_uses(m, a) for a in dropped)]
@@ -295,13 +295,10 @@ def _fix_handle(tree, cls, init, attr, derived_named):
         body.insert(first, opener)
         new_methods[method] = method.with_changes(body=method.body.with_changes(body=body))
     new_init = init.deep_replace(assign, assign.with_changes(value=cst.Name("None")))
-    new_body = []
-    for stmt in cls.body.body:
-        if stmt is init:
-            new_body.extend([new_init, getstate])
-        else:
-            new_body.append(new_methods.get(stmt, stmt))
+    new_body = [new_init if stmt is init else new_methods.get(stmt, stmt)
+                for stmt in cls.body.body]
     new_cls = cls.with_changes(body=cls.body.with_changes(body=new_body))
+    new_cls = _insert_after_init(new_cls, new_init, [getstate])
     return tree.module.deep_replace(cls, new_cls).code
 
 
@@ -428,12 +425,45 @@ def _reopenable(expr):
 
 
 def _insert_after_init(cls, init, methods):
+    """``methods`` after ``__init__``; where an earlier fix of another handle already
+    wrote ``__getstate__`` or ``__setstate__``, their lines join that method."""
+    written = {s.name.value: s for s in cls.body.body
+               if isinstance(s, cst.FunctionDef) and _ours(s)}
+    joined = {}
+    for method in methods:
+        old = written.get(method.name.value)
+        if old is not None:
+            joined[old] = _join(old, method)
+    anchor = init  # new methods go after __init__ and the ones written before
+    for stmt in cls.body.body:
+        if any(stmt is m for m in written.values()):
+            anchor = stmt
     body = []
     for stmt in cls.body.body:
-        body.append(stmt)
-        if stmt is init:
-            body.extend(methods)
+        body.append(joined.get(stmt, stmt))
+        if stmt is anchor:
+            body.extend(m for m in methods if m.name.value not in written)
     return cls.with_changes(body=cls.body.with_changes(body=body))
+
+
+def _ours(method):
+    """A ``__getstate__`` or ``__setstate__`` in the shape this maker writes."""
+    body = method.body.body
+    first = _cst.code(body[0]).strip() if body else ""
+    if method.name.value == "__getstate__":
+        return (first == "state = self.__dict__.copy()"
+                and _cst.code(body[-1]).strip() == "return state")
+    return method.name.value == "__setstate__" and first == "self.__dict__.update(state)"
+
+
+def _join(old, new):
+    """The lines of ``new`` (one of ours) added to ``old`` (one of ours too)."""
+    body, lines = list(old.body.body), list(new.body.body)
+    if old.name.value == "__getstate__":
+        body[-1:-1] = lines[1:-1]
+    else:
+        body += lines[1:]
+    return old.with_changes(body=old.body.with_changes(body=body))
 
 
 def _rebuildable(expr, init):

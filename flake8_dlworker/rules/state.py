@@ -33,6 +33,39 @@ HANDLES = {
     "threading.RLock": ("a threading.RLock", False),
     "threading.local": ("a threading.local", False),
     "torch.Generator": ("a torch.Generator", False),
+    "threading.Event": ("a threading.Event", False),
+    "threading.Condition": ("a threading.Condition", False),
+    "threading.Semaphore": ("a threading.Semaphore", False),
+    "threading.BoundedSemaphore": ("a threading.BoundedSemaphore", False),
+    "threading.Thread": ("a threading.Thread", False),
+    "queue.Queue": ("a queue.Queue", False),
+    "queue.SimpleQueue": ("a queue.SimpleQueue", False),
+    "concurrent.futures.ThreadPoolExecutor": ("a ThreadPoolExecutor", False),
+    "concurrent.futures.ProcessPoolExecutor": ("a ProcessPoolExecutor", False),
+    "multiprocessing.Pool": ("a multiprocessing.Pool", False),
+    "multiprocessing.pool.Pool": ("a multiprocessing.Pool", False),
+    "multiprocessing.pool.ThreadPool": ("a ThreadPool", False),
+    "subprocess.Popen": ("a subprocess.Popen", False),
+    "logging.FileHandler": ("a logging.FileHandler", False),
+    "logging.StreamHandler": ("a logging.StreamHandler", False),
+    "mmap.mmap": ("an mmap.mmap", False),
+    "tempfile.TemporaryFile": ("an open file", False),
+    "tempfile.NamedTemporaryFile": ("an open file", False),
+    "csv.reader": ("a csv reader", False),
+    "csv.DictReader": ("a csv reader", False),
+    "torch.utils.tensorboard.SummaryWriter": ("a SummaryWriter", False),
+    "tensorboardX.SummaryWriter": ("a SummaryWriter", False),
+    "cv2.VideoCapture": ("a cv2.VideoCapture", False),
+    "av.open": ("a PyAV container", False),
+    "soundfile.SoundFile": ("a soundfile.SoundFile", False),
+    "tables.open_file": ("a PyTables file", True),
+    "plyvel.DB": ("a LevelDB database", True),
+    "psycopg2.connect": ("a psycopg2 connection", True),
+    "pymongo.MongoClient": ("a MongoClient", True),
+    "redis.Redis": ("a redis client", False),
+    "redis.StrictRedis": ("a redis client", False),
+    "boto3.client": ("a boto3 client", False),
+    "boto3.resource": ("a boto3 resource", False),
 }
 #: qualified name -> how the DLW111 message names the generator
 GENERATORS = {
@@ -90,8 +123,12 @@ def _handles(dataset, fork):
     facts = dataset.facts
     # a class that controls its own pickling (drops the handle in __getstate__) is fine
     # when workers are spawned; under fork nothing is pickled and only sharing matters
-    custom_pickle = datasets.defines(
-        dataset.node, facts, ("__getstate__", "__reduce__", "__reduce_ex__"))
+    custom_pickle = datasets.defines(dataset.node, facts, ("__reduce__", "__reduce_ex__"))
+    dropped = set()
+    getstate = datasets.find_method(dataset.node, "__getstate__", facts)
+    if getstate is not None and not custom_pickle:
+        dropped = dropped_from_state(getstate[0])
+        custom_pickle = dropped is None
     for attr, value, init, _cls in datasets.init_assigns(dataset.node, facts):
         init_scope = facts.scopes.get(init)
         if init_scope is None:
@@ -108,12 +145,55 @@ def _handles(dataset, fork):
         what, fork_unsafe = kind
         if fork and not fork_unsafe:
             continue
-        if custom_pickle and not fork:
+        if not fork and (custom_pickle or attr in dropped):
             continue
         if given is not None and dataset.ctor_facts is dataset.facts:
             yield "DLW108", given, {"attr": attr, "handle": what}
         else:
             yield "DLW108", value, {"attr": attr, "handle": what}
+
+
+def dropped_from_state(getstate):
+    """The attributes a ``__getstate__`` of the common shape leaves out or replaces
+    (``state = self.__dict__.copy()``; ``state["h5"] = None``, ``del state["h5"]``,
+    ``state.pop("h5")``; ``return state``), or None when it builds its state some other
+    way, and so decides itself what travels."""
+    state, dropped = None, set()
+    for node in ast.walk(getstate):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and _copies_dict(node.value)):
+            state = node.targets[0].id
+    if state is None:
+        return None
+    for node in ast.walk(getstate):
+        if isinstance(node, ast.Return) and not (
+                isinstance(node.value, ast.Name) and node.value.id == state):
+            return None
+        if isinstance(node, ast.Subscript) and _is_name(node.value, state):
+            key = node.slice
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                return None  # state[name] = ...: which ones cannot be read here
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                dropped.add(key.value)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and _is_name(node.func.value, state)):
+            keys = node.args[:1]
+            if node.func.attr == "pop" and keys and isinstance(keys[0], ast.Constant):
+                dropped.add(keys[0].value)
+            elif node.func.attr != "get":
+                return None  # state.update(...), state.clear(): read as its own way
+    return dropped
+
+
+def _copies_dict(value):
+    """``self.__dict__.copy()``, ``dict(self.__dict__)``, ``copy.copy(self.__dict__)``."""
+    own = [n for n in ast.walk(value) if isinstance(n, ast.Attribute)
+           and n.attr == "__dict__" and _is_name(n.value, "self")]
+    return bool(own) and isinstance(value, ast.Call)
+
+
+def _is_name(node, name):
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _given_for_parameter(dataset, value, init, init_scope, facts):

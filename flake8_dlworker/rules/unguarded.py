@@ -23,6 +23,11 @@ _HARMLESS = frozenset(("len", "print", "isinstance", "issubclass", "type", "id",
                        "str", "hasattr", "getattr", "setattr", "delattr", "vars", "dir",
                        "hash", "callable", "format", "super"))
 
+#: command-line runners that call the function they are given (``fire.Fire(train)``)
+_RUNNERS = frozenset(("fire.Fire", "typer.run", "tyro.cli", "jsonargparse.CLI",
+                      "defopt.run", "plac.call", "argh.dispatch_command", "absl.app.run",
+                      "clize.run"))
+
 
 def check(facts, project):
     ops, edges = _operations(facts)
@@ -110,11 +115,27 @@ def _operations(facts):
         if what is not None:
             ops.setdefault(owner, []).append("%s at line %d" % (what, call.lineno))
             continue
+        for callee in _run_by(call, scope, facts):
+            edges.setdefault(owner, []).append((callee, call.lineno))
         for target in resolve_call(call, scope, facts, local=True):
             callee = target.scope
             if target.facts is facts and callee is not None:
                 edges.setdefault(owner, []).append((callee, call.lineno))
     return ops, edges
+
+
+def _run_by(call, scope, facts):
+    """The module's functions that a command-line runner call will call."""
+    if facts.qualname(call.func, scope) not in _RUNNERS:
+        return []
+    given = call.args[:1] + [k.value for k in call.keywords if k.arg in ("component", "main")]
+    found = []
+    for value in given:
+        if isinstance(value, ast.Name):
+            callee = top_function(facts, value.id)
+            if callee is not None:
+                found.append(callee)
+    return found
 
 
 def _iterates_loader(expr, scope, facts):
