@@ -33,6 +33,12 @@ DRAIN_S = 15.0       # after the tree ended, for the output pipes to reach their
 END_BOUND_S = 15.0   # for ending every process of the run
 DUMP_WAIT_S = 3.0    # for the processes asked for their stacks to write them
 CHUNK = 64 * 1024
+#: child processes that died re-running unguarded code ("An attempt has been made to
+#: start a new process before the current process has finished its bootstrapping
+#: phase"): a DataLoader's workers fail once each and the loader gives up, but a Pool
+#: starts new ones for ever; past this many the run is ended, not left to --timeout
+RESPAWN_LIMIT = 64
+_BOOTSTRAP_FAILURE = "An attempt has been made to start a new process before"
 NO_TIMELINE = "DLW_DOCTOR_NO_TIMELINE"
 _GIB = 1024 ** 3
 
@@ -61,6 +67,7 @@ class Run:
         self.batches = {}                   # loader key -> batches delivered
         self.last_progress = None           # when workers started or a batch came
         self.missing = []                   # evidence that may be incomplete, and why
+        self.bootstrap_failures = 0         # children that died re-running unguarded code
         self.ended = None                   # when the watch ended, before the tree did
 
     # -- the run ----------------------------------------------------------------------
@@ -143,6 +150,13 @@ class Run:
                 return None
             if deadline is not None and time.monotonic() >= deadline:
                 return "timeout"
+            if self.bootstrap_failures >= RESPAWN_LIMIT:
+                self.missing.append(
+                    "the doctor ended the run after %d child processes had died re-running "
+                    "the script's unguarded code: new ones were being started in their "
+                    "place, as a multiprocessing.Pool does, and would have been for ever"
+                    % self.bootstrap_failures)
+                return "stopped"
             time.sleep(SAMPLE_S)
 
     def _settle(self):
@@ -217,6 +231,8 @@ class Run:
         stream.close()
 
     def _feed(self, line):
+        if _BOOTSTRAP_FAILURE in line:
+            self.bootstrap_failures += 1
         with self._parser_lock:
             self.parser.feed(line)
 

@@ -24,18 +24,23 @@ pytestmark = needs.posix
 #: an upper bound for what should take seconds, so that a loaded machine still passes
 PATIENCE_S = 300
 
+#: batches flow for ever, a hundred a second at most, from the same two workers every
+#: epoch: a test that lets it run for its --timeout does not keep the cores busy
 FOREVER = textwrap.dedent("""\
     import sys
+    import time
     import torch
     from torch.utils.data import DataLoader, TensorDataset
 
 
     def main():
-        loader = DataLoader(TensorDataset(torch.arange(64.0)), batch_size=2, num_workers=2)
+        loader = DataLoader(TensorDataset(torch.arange(64.0)), batch_size=2, num_workers=2,
+                            persistent_workers=True)
         for epoch in range(10 ** 6):
             for i, batch in enumerate(loader):
                 if epoch == 0 and i == 0:
                     print("first batch", flush=True)
+                time.sleep(0.01)
 
 
     if __name__ == "__main__":
