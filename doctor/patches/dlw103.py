@@ -56,7 +56,8 @@ def fix(source, finding, facts):
         return None
     top = tree.top_statement(owner)
     if captured and isinstance(definition, cst.ClassDef):
-        return _hoist_class_with_values(tree, definition, owner, captured)
+        return _hoist_class_with_values(tree, definition, owner, captured,
+                                        _given_names(tree, owner, captured))
     if captured:
         partial, module = _cst.partial_name(module)
         definition_new = _with_keyword_params(definition, captured)
@@ -136,13 +137,27 @@ _PLAIN_BASES = {"Dataset", "IterableDataset", "object", "torch.utils.data.Datase
                 "torch.utils.data.IterableDataset", "data.Dataset", "data.IterableDataset"}
 
 
-def _hoist_class_with_values(tree, classdef, owner, captured):
+def _given_names(tree, owner, captured):
+    """captured name -> the keyword and attribute it travels as: itself, except the
+    ``self`` of the method that holds the class, named for that method's class
+    (``model`` for ``Model``), since the hoisted class has a ``self`` of its own."""
+    names = {c: c for c in captured}
+    holder = tree.parents.get(tree.parents.get(owner))
+    if "self" in names and isinstance(holder, cst.ClassDef):
+        names["self"] = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", holder.name.value).lower()
+    return names
+
+
+def _hoist_class_with_values(tree, classdef, owner, captured, names):
     """The class at module level, the ``captured`` values of its function given to its
-    ``__init__`` at each call in that function and read from ``self``; or None."""
-    new_class = _values_on_self(classdef, captured)
+    ``__init__`` at each call in that function (as the keywords ``names`` gives) and
+    read from ``self``; or None."""
+    if len(set(names.values())) != len(names) or "self" in names.values():
+        return None
+    new_class = _values_on_self(classdef, captured, names)
     if new_class is None:
         return None
-    calls = _Constructions(classdef.name.value, captured)
+    calls = _Constructions(classdef.name.value, captured, names)
     new = _hoist.hoist(tree.module, owner, tree.top_statement(owner), classdef,
                        lambda new_owner: new_owner.visit(calls), new_class)
     if new is None or calls.other_use or not calls.count:
@@ -150,10 +165,11 @@ def _hoist_class_with_values(tree, classdef, owner, captured):
     return new.code
 
 
-def _values_on_self(classdef, captured):
+def _values_on_self(classdef, captured, names):
     """``classdef`` whose methods read ``self.<name>`` for each captured name, set by a
     (new or extended) ``__init__``; None where that would change what the code does."""
     wanted = set(captured)
+    kept = [names[c] for c in captured]
     body = list(classdef.body.body)
     init_at = None
     for i, stmt in enumerate(body):
@@ -167,19 +183,19 @@ def _values_on_self(classdef, captured):
             params = stmt.params.params
             if stmt.decorators or not params or _cst.bound_in_function(stmt) & wanted:
                 return None
-            on_self = {c: cst.Attribute(value=cst.Name(params[0].name.value), attr=cst.Name(c))
-                       for c in wanted}
+            on_self = {c: cst.Attribute(value=cst.Name(params[0].name.value),
+                                        attr=cst.Name(names[c])) for c in wanted}
             body[i] = stmt.with_changes(body=stmt.body.visit(_Reads(on_self)))
         elif _cst.free_names(stmt) & wanted:
             return None  # read by the class body itself, when the class is created
-    if any(a in wanted for a in _attributes(classdef)):
+    if any(a in kept for a in _attributes(classdef)):
         return None  # the instance has an attribute of that name already
-    assigns = [cst.parse_statement("self.%s = %s\n" % (c, c)) for c in captured]
+    assigns = [cst.parse_statement("self.%s = %s\n" % (k, k)) for k in kept]
     if init_at is None:
         if any(_cst.dotted(b.value) not in _PLAIN_BASES for b in classdef.bases):
             return None
         init = cst.parse_statement("def __init__(self, *, %s):\n    pass\n"
-                                   % ", ".join(captured))
+                                   % ", ".join(kept))
         init = init.with_changes(body=init.body.with_changes(body=assigns))
         at = 1 if body and _cst.is_docstring(body[0]) else 0
         if at < len(body):
@@ -187,9 +203,9 @@ def _values_on_self(classdef, captured):
         body.insert(at, init)
     else:
         init = body[init_at]
-        if _cst.bound_in_function(init) & wanted or init.decorators:
+        if _cst.bound_in_function(init) & set(kept) or init.decorators:
             return None
-        init = _with_keyword_params(init, captured)
+        init = _with_keyword_params(init, kept)
         inner = list(init.body.body)
         at = 1 if inner and _cst.is_docstring(inner[0]) else 0
         inner[at:at] = assigns
@@ -211,9 +227,9 @@ class _Constructions(cst.CSTTransformer):
     """Every ``Name(...)`` call gets the captured values as keywords; ``other_use`` when
     the class is used in any other way (passed on, subclassed, checked against)."""
 
-    def __init__(self, name, captured):
+    def __init__(self, name, captured, names):
         super().__init__()
-        self.name, self.captured = name, captured
+        self.name, self.captured, self.names = name, captured, names
         self.count, self.other_use = 0, False
 
     def visit_Call(self, node):
@@ -229,7 +245,7 @@ class _Constructions(cst.CSTTransformer):
             if args:
                 args[-1] = args[-1].with_changes(comma=cst.Comma(
                     whitespace_after=cst.SimpleWhitespace(" ")))
-            args += [cst.Arg(keyword=cst.Name(c), value=cst.Name(c),
+            args += [cst.Arg(keyword=cst.Name(self.names[c]), value=cst.Name(c),
                              equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                                    whitespace_after=cst.SimpleWhitespace("")),
                              comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
