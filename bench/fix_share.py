@@ -82,7 +82,10 @@ def measure(path, verify):
         if doctor is None or not doctor.stdout.strip():
             return name, None, "doctor gave no report"
         report = json.loads(doctor.stdout)
-        if report["outcome"] not in ("crashed", "timeout") or not report["diagnoses"]:
+        # stopped: the doctor ended a run whose processes kept dying at start (no
+        # --max-batches here, no signal)
+        ended = report["outcome"] in ("crashed", "timeout", "stopped")
+        if not ended or not report["diagnoses"]:
             return name, None, "does not crash under spawn"
         code = report["diagnoses"][0]["code"]
         if code not in FIXABLE:

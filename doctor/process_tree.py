@@ -8,13 +8,15 @@ it through ``fork`` and ``exec`` unless it clears its own environment.
 
 Ending the tree first stops every member (``SIGSTOP``), so that nothing forks while it
 is looked for, looks again until no new member appears, then kills them all, and
-repeats until no member is alive or the bound expires. Before that, a run's
-multiprocessing resource tracker outlives the rest for a moment: once the last process
-that could write to it is gone it unlinks the named semaphores and shared memory that
-the killed processes left in ``/dev/shm``, which nothing else would remove. Signals go to each member's
+repeats until no member is alive or the bound expires. Signals go to each member's
 process group as well as to the member: a process that keeps re-forking (a new pid
 every few milliseconds) stays in its group, and a zombie it left behind (ours to reap,
 as the subreaper) still names that group, so the group signal reaches its newest pid.
+
+Before that, a run's multiprocessing resource tracker outlives the rest for a moment:
+once the last process that could write to it is gone, it unlinks the named semaphores
+and shared memory that the killed processes left in ``/dev/shm``, which nothing else
+would remove.
 """
 import os
 import time
