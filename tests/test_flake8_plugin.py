@@ -340,3 +340,43 @@ def test_a_getstate_leaves_out_what_it_drops_and_no_more(tmp_path, body, reporte
         body=textwrap.indent(body, " " * 8)))
     out = flake8(script).stdout
     assert [line.split("'")[1] for line in out.splitlines()] == reported, out
+
+
+GENERATOR_AND_INIT_FN = textwrap.dedent("""\
+    import numpy as np
+    from torch.utils.data import DataLoader, Dataset, get_worker_info
+
+
+    def reseed(worker_id):
+        get_worker_info().dataset.rng = np.random.default_rng(worker_id)
+
+
+    class Noisy(Dataset):
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, i):
+            return self.rng.random()
+
+
+    if __name__ == "__main__":
+        for batch in DataLoader(Noisy(), num_workers=2, worker_init_fn={init_fn}):
+            pass
+""")
+
+
+@pytest.mark.parametrize("init_fn, reported", [
+    # seeds numpy's global generator: the dataset's own one is still copied as it was
+    ("lambda w: np.random.seed(w)", True),
+    # reaches the dataset's generator, or calls what may
+    ("lambda w: reseed(w)", False),
+    ("lambda w: get_worker_info().dataset.rng.bit_generator", False),
+])
+def test_a_worker_init_lambda_reseeds_only_what_it_calls(tmp_path, init_fn, reported):
+    script = tmp_path / "train.py"
+    script.write_text(GENERATOR_AND_INIT_FN.format(init_fn=init_fn))
+    out = flake8(script, "--select", "DLW111").stdout
+    assert ("DLW111" in out) == reported, out

@@ -289,8 +289,11 @@ def _generators(dataset, call, scope, facts, fork):
     worker_code = datasets.reachable(datasets.dataset_worker_methods(dataset))
     init_fn = argument(call, "worker_init_fn")
     init_code = None
-    if init_fn is not None and not (isinstance(value_of(init_fn), ast.Constant)
-                                    and value_of(init_fn).value is None):
+    if isinstance(value_of(init_fn), ast.Lambda):
+        if not _reseeds_only_global_generators(value_of(init_fn), scope, facts):
+            return  # it reads the dataset, or calls what this module cannot read
+    elif init_fn is not None and not (isinstance(value_of(init_fn), ast.Constant)
+                                      and value_of(init_fn).value is None):
         init_code = datasets.callables(value_of(init_fn), scope, facts)
         if not init_code:
             return  # a worker_init_fn this module cannot read may reseed it
@@ -303,6 +306,23 @@ def _generators(dataset, call, scope, facts, fork):
         if init_code is not None and datasets.mentions(init_code, (attr, "dataset")):
             continue
         yield "DLW111", value, {"attr": attr, "factory": factory}
+
+
+#: what a ``worker_init_fn`` lambda may call and still leave a dataset's own generator
+#: as it was: the process-wide generators' seeding
+_GLOBAL_SEEDING = frozenset(("numpy.random.seed", "random.seed", "torch.manual_seed"))
+
+
+def _reseeds_only_global_generators(lambda_, scope, facts):
+    """``lambda w: np.random.seed(w)``: every call in it seeds a process-wide generator
+    and nothing in it names the dataset."""
+    for node in ast.walk(lambda_.body):
+        if isinstance(node, ast.Attribute) and node.attr == "dataset":
+            return False
+        if isinstance(node, ast.Call) and facts.qualname(node.func, scope) not in \
+                _GLOBAL_SEEDING:
+            return False
+    return True
 
 
 def _generator_factory(value, scope, facts, fork):
