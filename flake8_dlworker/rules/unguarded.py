@@ -94,8 +94,8 @@ def _first_chain(start, ops, edges, names=()):
         owner, names = queue.popleft()
         if owner in ops:
             return " -> ".join(names + [ops[owner][0]])
-        for scope, line in edges.get(owner, ()):
-            if scope not in seen:
+        for scope, line in sorted(edges.get(owner, ()), key=lambda edge: edge[1]):
+            if scope not in seen:  # the first call in the source first
                 seen.add(scope)
                 queue.append((scope, names + [_label(scope)]))
     return None
