@@ -14,9 +14,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from fixture_markers import find  # noqa: E402
+
 SPAWN_RUN = ROOT / "tests" / "spawn_run.py"
 DEFAULT = ("clean_good_script.py", "runtime/clean_two_loaders.py", "dlw102_collate.py",
-           "runtime/dlw205_raise.py", "runtime/dlw203_segfault.py")
+           "dlw205_raise.py", "dlw203_segfault.py")
 
 
 def timed(cmd, cwd):
@@ -32,7 +35,7 @@ def main():
     args = parser.parse_args()
     rows = []
     for name in args.fixtures:
-        path = ROOT / "fixtures" / name
+        path = find(name)
         plain_cmd = [sys.executable, str(SPAWN_RUN), path.name]
         doctor_cmd = [sys.executable, "-m", "doctor", "--json", path.name]
         timed(plain_cmd, path.parent)  # warm the file cache once

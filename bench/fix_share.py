@@ -23,11 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "fixtures"
 SPAWN_RUN = ROOT / "tests" / "spawn_run.py"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
-from fixture_markers import modules_beside  # noqa: E402
+from fixture_markers import find, modules_beside, run_files, short  # noqa: E402
 from doctor.diagnose import MEMORY_UNEXPLAINED  # noqa: E402
 from doctor.patches import CODES  # noqa: E402
 
@@ -37,12 +36,9 @@ TIMEOUT = 240
 
 
 def fixtures():
-    found = [p for p in sorted(FIXTURES.glob("*.py")) if not p.name.startswith("clean_")]
-    found += [p for p in sorted((FIXTURES / "runtime").glob("*.py"))
-              if not p.name.startswith("clean_")]
-    found += [p / "__main__.py" for p in sorted(FIXTURES.iterdir())
-              if (p / "__main__.py").is_file()]
-    return found
+    """Every crashing program: the named INVALID examples and the fixtures."""
+    return [p for p in run_files() if p.parent.name not in ("valid", "notebooks")
+            and not p.name.startswith("clean_") and p.name != "loaders_beside.py"]
 
 
 def _target(path, folder):
@@ -72,7 +68,7 @@ def _run(cmd, cwd):
 
 
 def measure(path, verify):
-    name = path.relative_to(FIXTURES).as_posix()
+    name = short(path)
     with tempfile.TemporaryDirectory(prefix="fix-share-") as tmp:
         folder = Path(tmp)
         target = _target(path, folder)
@@ -115,11 +111,13 @@ def measure(path, verify):
 
 
 def _fixture(name, parser):
-    """A fixture named under fixtures/ (``dlw102_collate.py``) or by its path."""
-    for path in (FIXTURES / name, Path(name).resolve()):
-        if path.is_file() and FIXTURES in path.resolve().parents:
-            return path.resolve()
-    parser.error("%s: no such fixture under %s" % (name, FIXTURES))
+    """An example or fixture named by its file name (``dlw102_collate.py``) or its path."""
+    if Path(name).is_file():
+        return Path(name).resolve()
+    try:
+        return find(name)
+    except LookupError as error:
+        parser.error("%s: %s" % (name, error))
 
 
 def main():

@@ -14,6 +14,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from fixture_markers import find  # noqa: E402
+
 DEFAULT = ("clean_good_script.py", "runtime/clean_two_loaders.py")
 
 
@@ -34,7 +37,7 @@ def main():
     without = dict(with_timeline, DLW_DOCTOR_NO_TIMELINE="1")
     print("%-32s %12s %12s %8s" % ("fixture", "without (s)", "with (s)", "cost"))
     for name in args.fixtures:
-        path = ROOT / "fixtures" / name
+        path = find(name)
         cmd = [sys.executable, "-m", "doctor", "--json", path.name]
         timed(cmd, path.parent, without)  # warm the file cache once
         off, on = [], []

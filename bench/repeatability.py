@@ -16,23 +16,22 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "fixtures"
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fixture_markers import fixture_files  # noqa: E402
+from fixture_markers import FIXTURES, run_files, short  # noqa: E402
 from test_doctor_fixtures import TIMEOUTS, expected  # noqa: E402
 
 
 def crashing_fixtures():
     """(name, target, cwd, extra options) of every fixture the doctor must diagnose."""
-    for path in fixture_files() + sorted((FIXTURES / "runtime").glob("*.py")):
+    for path in run_files():
         if expected(path) is None:
             continue
         options = ["--timeout", str(TIMEOUTS[path.name])] if path.name in TIMEOUTS else []
         if path.name == "__main__.py":
             yield path.parent.name, options + ["-m", path.parent.name], FIXTURES
         else:
-            yield path.relative_to(FIXTURES).as_posix(), options + [path.name], path.parent
+            yield short(path), options + [path.name], path.parent
 
 
 def answer(target, cwd):

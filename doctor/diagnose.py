@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from doctor import forecast
-from flake8_dlworker.catalog import RULES
+from flake8_dlworker.catalog import CAUSES, RULES
 from flake8_dlworker.notebook import cell_place
 
 #: static findings that break a run under each start method (the others never crash)
@@ -49,13 +49,18 @@ _TOP_LIBRARIES = (_stdlib_names() - {"test", "code", "this"}) | {
     "ultralytics", "albumentations", "tqdm", "webdataset", "fsspec", "pyarrow", "deepspeed",
     "_pytest", "pytest", "pluggy", "IPython", "ipykernel", "tornado", "zmq", "six",
     "threading", "queue", "multiprocessing", "concurrent", "selectors", "socket", "logging"}
-#: the doctor's own frames (its agent runs inside the target) are never the user's
+#: the doctor's own frames (its agent runs inside the target) are never the user's; the
+#: catalog's example programs are scripts like any user's
 _OWN = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
              for m in (__import__("doctor"), __import__("flake8_dlworker")))
+_EXAMPLES = os.path.abspath(CAUSES) + os.sep
 
 
 def is_library(path):
-    if _LIBRARY.search(path) or os.path.abspath(path).startswith(_OWN):
+    if _LIBRARY.search(path):
+        return True
+    full = os.path.abspath(path)
+    if full.startswith(_OWN) and not full.startswith(_EXAMPLES):
         return True
     if path.startswith(("/", "\\", "<")) or re.match(r"[A-Za-z]:", path):
         return False

@@ -11,11 +11,16 @@ Each cause is a folder, ``flake8_dlworker/causes/<CODE>/``:
   ``## Explanation``, ``## What it does``, ``## Why is this bad?``, ``## Fix safety``
   and ``## Options``. A line ``<!-- include: NAME -->`` stands for
   ``causes/_fragments/NAME.md``, text that several causes share.
-- ``invalid/NN.py`` and ``valid/NN.py``: its examples, real files. An INVALID example
-  must report the code, a VALID one must stay silent; the first of each is the doc's
-  Example and Use instead. Examples that need a dataset import ``Squares`` from
-  ``causes/example_data.py``. ``invalid/NN.fix.diff`` is what ``doctor check --fix``
-  must do to the example.
+- ``invalid/`` and ``valid/``: its examples, real programs, one set that the docs, the
+  rule tests, the patch tests and the spawn runs all read. A documented example
+  (``NN.py``) is short: an INVALID one must report the code, a VALID one must stay
+  silent, and the first of each is the doc's Example and Use instead. A named one
+  (``dlw108_sqlite.py``, ``clean_handle_lazy.py``) is a whole scenario whose
+  ``# DLW1xx: COL`` markers are every finding flake8 must print for it, and which the
+  doctor runs under spawn (``# doctor: DLW2xx`` marks the line it must name). Examples
+  import what they share from the causes folder (``example_data.Squares``, a tiny
+  dataset; ``tiny_hf``, a tiny Hugging Face model). ``invalid/NAME.fix.diff`` is what
+  ``doctor check --fix`` must do to the example.
 - ``patches/NN.py``: the cases of the cause's patch maker, each with the diff it must
   produce in ``patches/NN.fix.diff``.
 
@@ -39,7 +44,7 @@ SECTIONS = {
     "Options": "options",
 }
 _INCLUDE = re.compile(r"<!-- include: ([\w-]+) -->")
-_EXAMPLE = re.compile(r"^\d+\.py$")
+_DOCUMENTED = re.compile(r"^\d+\.py$")
 
 
 class CatalogError(Exception):
@@ -77,19 +82,22 @@ class Rule:
         return self._sections[attribute]
 
     def examples(self, kind):
-        """The sources of the examples of one ``kind``, in file-name order."""
+        """The sources of the documented examples of one ``kind``, in file-name order."""
         if kind not in self._examples:
-            self._examples[kind] = tuple(_read(path) for path in self.example_paths(kind))
+            self._examples[kind] = tuple(
+                _read(path) for path in self.example_paths(kind, documented=True))
         return self._examples[kind]
 
-    def example_paths(self, kind):
+    def example_paths(self, kind, documented=False):
         """``valid``, ``invalid`` or ``patches`` (the patch maker's own cases, each with
-        the diff it must produce in ``NN.fix.diff``): the files' paths, in name order."""
+        the diff it must produce in ``NN.fix.diff``): the programs' paths, the documented
+        ones (``NN.py``) first, then the named ones; only the documented ones when asked."""
         folder = os.path.join(self.folder, kind)
         if not os.path.isdir(folder):
             return []
-        return [os.path.join(folder, n) for n in sorted(os.listdir(folder))
-                if _EXAMPLE.match(n)]
+        names = [n for n in sorted(os.listdir(folder))
+                 if n.endswith(".py") and (_DOCUMENTED.match(n) or not documented)]
+        return [os.path.join(folder, n) for n in names]
 
     #: two to five plain sentences, used by the doctor's ``explanation``.
     explanation = property(lambda self: self.section("explanation"))
@@ -98,7 +106,7 @@ class Rule:
     why_bad = property(lambda self: self.section("why_bad"))
     fix_safety = property(lambda self: self.section("fix_safety"))
     options = property(lambda self: self.section("options"))
-    #: Fixit-style examples: VALID stay silent, INVALID must report this code.
+    #: Fixit-style documented examples: VALID stay silent, INVALID must report this code.
     valid = property(lambda self: self.examples("valid"))
     invalid = property(lambda self: self.examples("invalid"))
     example = property(lambda self: self.invalid[0])

@@ -1,8 +1,9 @@
-"""`make demo`: the doctor on a crashing fixture, then flake8 on the same file.
+"""`make demo`: the doctor on a crashing example, then flake8 on the same file.
 
-1. ``python -m doctor fixtures/dlw102_collate.py``: the script runs under a forced
-   spawn start method, crashes as it would on Windows or macOS, and the doctor names
-   the root cause with its evidence and the line to fix.
+1. ``python -m doctor flake8_dlworker/causes/DLW102/invalid/dlw102_collate.py``: the
+   script (one of DLW102's examples) runs under a forced spawn start method, crashes as
+   it would on Windows or macOS, and the doctor names the root cause with its evidence
+   and the line to fix.
 2. ``flake8 --select DLW`` on the same file: the static side finds it before any run.
 """
 import subprocess
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = "fixtures/dlw102_collate.py"
+FIXTURE = "flake8_dlworker/causes/DLW102/invalid/dlw102_collate.py"
 
 
 def main():

@@ -12,6 +12,8 @@ import uuid
 
 import psutil
 
+from fixture_markers import example_env
+
 TOKEN = "DLW_DOCTOR_TEST_TOKEN"
 
 
@@ -59,7 +61,7 @@ def run_doctor(args, cwd, limit=600, env=None):
     The doctor gets a temporary folder of its own (TMPDIR, a short path: torch makes Unix
     sockets there), which must hold none of the doctor's folders afterwards."""
     token = uuid.uuid4().hex
-    full_env = dict(os.environ, **(env or {}))
+    full_env = example_env(dict(os.environ, **(env or {})))
     full_env[TOKEN] = token
     full_env.pop("NO_COLOR", None)
     own = not (env or {}).get("TMPDIR")

@@ -3,10 +3,10 @@
     python tests/test_cause_map.py    print the map as the tree has it
 
 For every catalog code: its folder in ``flake8_dlworker/causes/`` with how many INVALID
-and VALID examples it holds and how many INVALID ones carry an expected fix, the rule
-module(s) of the static checker that emit it, the functions of ``doctor/diagnose.py``
-that name it, its patch maker, and how many fixtures and saved logs carry its code in
-their names.
+and VALID examples it holds (documented + named) and how many INVALID ones carry an
+expected fix, the rule module(s) of the static checker that emit it, the functions of
+``doctor/diagnose.py`` that name it, its patch maker, and how many programs of
+``fixtures/`` (no single cause's example) and saved logs carry its code in their names.
 """
 import ast
 import sys
@@ -37,6 +37,12 @@ def _mentions(path, code):
     return found
 
 
+def _count(rule, kind):
+    """``documented + named`` examples of one kind."""
+    documented = len(rule.example_paths(kind, documented=True))
+    return "%d + %d" % (documented, len(rule.example_paths(kind)) - documented)
+
+
 def cause_map():
     """{code: (examples, static rule files, diagnose functions, maker, fixtures, logs)}."""
     rules = sorted((ROOT / "flake8_dlworker" / "rules").glob("*.py"))
@@ -54,8 +60,8 @@ def cause_map():
         rule = RULES[code]
         invalid = rule.example_paths("invalid")
         fixes = sum(Path(p).with_name(Path(p).stem + ".fix.diff").exists() for p in invalid)
-        examples = "%s/: %d invalid (%d with a fix), %d valid" % (
-            code, len(invalid), fixes, len(rule.example_paths("valid")))
+        examples = "%s/: %s invalid (%d with a fix), %s valid" % (
+            code, _count(rule, "invalid"), fixes, _count(rule, "valid"))
         found[code] = (examples, static, runtime, maker.exists(), len(fixtures), logs)
     return found
 
@@ -63,7 +69,7 @@ def cause_map():
 def render():
     rows = ["| code | record and examples (`flake8_dlworker/causes/`) "
             "| static rule (`flake8_dlworker/`) | runtime (`doctor/diagnose.py`) "
-            "| patch maker (`doctor/patches/`) | fixtures | logs |",
+            "| patch maker (`doctor/patches/`) | other fixtures | logs |",
             "|---|---|---|---|---|---|---|"]
     for code, (examples, static, runtime, maker, fixtures, logs) in cause_map().items():
         rows.append("| %s | %s | %s | %s | %s | %d | %d |" % (

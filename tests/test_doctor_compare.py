@@ -1,7 +1,6 @@
 """``python -m doctor --compare``: the script under its own start method, then under the
 forced one, through the real CLI and real runs; and the comparison line on its own."""
 import multiprocessing
-from pathlib import Path
 
 import pytest
 
@@ -9,8 +8,9 @@ import needs
 from doctor import compare
 from doctor.evidence import Evidence
 from doctor_run import run_doctor
+from fixture_markers import FIXTURES, find
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FORK_CONTEXT = find("clean_fork_context.py").parent
 PATIENCE_S = 600
 #: the host's own default start method (what a script gets when it asks for none)
 DEFAULT = multiprocessing.get_all_start_methods()[0]
@@ -47,7 +47,7 @@ def test_one_run_when_the_scripts_own_method_is_the_forced_one():
 @needs.posix
 def test_a_loader_that_asks_for_fork_passes_there_and_crashes_under_spawn():
     status, report, _out, err, left = run_doctor(
-        ["--compare", "--json", "clean_fork_context.py"], FIXTURES, limit=PATIENCE_S)
+        ["--compare", "--json", "clean_fork_context.py"], FORK_CONTEXT, limit=PATIENCE_S)
     assert not left, left
     assert status == 1, err[-3000:]
     found = report["compare"]
@@ -89,7 +89,7 @@ def test_a_lock_held_at_fork_hangs_only_under_fork_and_names_the_thread():
 @needs.posix
 def test_terminal_report_shows_both_runs_then_the_line():
     status, _report, out, err, left = run_doctor(
-        ["--compare", "--max-batches", "2", "clean_fork_context.py"], FIXTURES,
+        ["--compare", "--max-batches", "2", "clean_fork_context.py"], FORK_CONTEXT,
         limit=PATIENCE_S)
     assert not left, left
     assert status == 1, err[-3000:]

@@ -1,5 +1,5 @@
-"""Every fixture through ``python -m doctor --json``, a real run under a forced spawn
-start method: crashing fixtures really crash with the runtime error their rule names
+"""Every named example and fixture through ``python -m doctor --json``, a real run under
+a forced spawn start method: crashing fixtures really crash with the runtime error their rule names
 and the doctor names that cause first, at the marked line; the fixtures of rules that
 do not crash (DLW105, DLW109, DLW110, DLW111) run to the end and show the
 misbehaviour; clean fixtures run to the end with no diagnosis; and no run leaves a
@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from doctor_run import run_doctor
-from fixture_markers import FIXTURES, RUNTIME, expected_findings, fixture_files
+from fixture_markers import FIXTURES, expected_findings, run_files, short
 
 #: what each rule's crash prints (parent or child side), any one of them
 CRASH_TEXT = {
@@ -120,12 +120,11 @@ def expected(path):
 
 
 def _cases():
-    for path in fixture_files() + sorted(RUNTIME.glob("*.py")):
+    for path in run_files():
         if path.name == "__main__.py":
             yield pytest.param(["-m", path.parent.name], FIXTURES, path, id=path.parent.name)
         else:
-            yield pytest.param([path.name], path.parent, path,
-                               id=path.relative_to(FIXTURES).as_posix())
+            yield pytest.param([path.name], path.parent, path, id=short(path))
 
 
 @pytest.mark.parametrize("target, cwd, path", list(_cases()))
@@ -165,6 +164,6 @@ def test_fixture_under_the_doctor(target, cwd, path):
 
 
 def test_every_rule_has_a_fixture_the_doctor_runs():
-    codes = {want[0] for path in fixture_files() + sorted(RUNTIME.glob("*.py"))
+    codes = {want[0] for path in run_files()
              for want in [expected(path)] if want}
     assert codes >= {"DLW%d" % n for n in list(range(101, 112)) + list(range(201, 207)) + [209]}

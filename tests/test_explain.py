@@ -41,7 +41,8 @@ EXTRA = {
     "dlw103__linux_py314_local_class.log": {
         "evidence": "reached from the dataset (item 1 of the worker's arguments)"},
     "dlw102__user_file_exists_here_static_sharpens.log": {
-        "path": "fixtures/dlw102_collate.py", "line": 8, "confidence": "certain",
+        "path": "flake8_dlworker/causes/DLW102/invalid/dlw102_collate.py", "line": 8,
+        "confidence": "certain",
         "patch": "+def _collate(b):"},
     "dlw101__win_py38_bootstrap_then_brokenpipe.log": {
         "path": "D:\\work\\cifar\\cifar10_tutorial.py", "line": 53, "confidence": "certain"},
@@ -310,8 +311,10 @@ def test_bad_usage():
 
 # -- real output: crash a reproducer here, save what it printed, explain the file --------
 
-REAL = [("fixtures/runtime/dlw202_sigbus.py", False), ("fixtures/runtime/dlw205_raise.py", False),
-        ("fixtures/dlw101_loop.py", True), ("fixtures/dlw104_guard_dataset.py", True)]
+REAL = [("flake8_dlworker/causes/DLW202/invalid/dlw202_sigbus.py", False),
+        ("flake8_dlworker/causes/DLW205/invalid/dlw205_raise.py", False),
+        ("flake8_dlworker/causes/DLW101/invalid/dlw101_loop.py", True),
+        ("flake8_dlworker/causes/DLW104/invalid/dlw104_guard_dataset.py", True)]
 
 
 @needs.torch

@@ -1,11 +1,12 @@
-"""Real `flake8 --select DLW` on every fixture prints exactly the marked findings."""
+"""Real `flake8 --select DLW` on every named example and fixture prints exactly the
+marked findings."""
 import re
 import subprocess
 import sys
 
 import pytest
 
-from fixture_markers import FIXTURES, expected_findings, fixture_files
+from fixture_markers import expected_findings, fixture_files, short
 
 LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DLW\d{3}) ")
 
@@ -19,7 +20,7 @@ HOST_CODES = {"DLW105", "DLW110"}
 
 def _run(*options):
     cmd = [sys.executable, "-m", "flake8", "--isolated", "--select", "DLW", *options,
-           str(FIXTURES)]
+           *map(str, fixture_files())]
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode in (0, 1), out.stderr
     assert out.stderr == ""
@@ -34,11 +35,11 @@ def _run(*options):
 
 @pytest.fixture(scope="module")
 def flake8_output():
-    """One flake8 run over the whole folder, as a user would run it."""
+    """One flake8 run over every file, as a user would run it."""
     return _run(*HOST_OPTIONS)[0]
 
 
-@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.relative_to(FIXTURES).as_posix())
+@pytest.mark.parametrize("path", fixture_files(), ids=short)
 def test_fixture_findings_match_markers(path, flake8_output):
     assert flake8_output.get(str(path), set()) == expected_findings(path)
 

@@ -2,7 +2,6 @@
 cache grows until a real SIGKILL, a run stopped by --max-batches before it, and the
 fit itself on timelines made by hand."""
 import re
-from pathlib import Path
 
 import pytest
 
@@ -10,8 +9,8 @@ import needs
 from doctor.diagnose import MEMORY_UNEXPLAINED
 from doctor.forecast import forecast
 from doctor_run import run_doctor
+from fixture_markers import folder
 
-RUNTIME = Path(__file__).resolve().parents[1] / "fixtures" / "runtime"
 PATIENCE_S = 600
 
 
@@ -57,8 +56,8 @@ def test_samples_after_until_are_not_used():
 
 @needs.torch
 def test_a_growing_worker_killed_by_sigkill_is_named_with_its_rate_and_forecast():
-    status, report, _out, err, left = run_doctor(["--json", "dlw201_cache_grows.py"], RUNTIME,
-                                                 limit=PATIENCE_S)
+    status, report, _out, err, left = run_doctor(
+        ["--json", "dlw201_cache_grows.py"], folder("dlw201_cache_grows.py"), limit=PATIENCE_S)
     assert not left, left
     assert status == 1 and report["outcome"] == "crashed", err[-3000:]
     first = report["diagnoses"][0]
@@ -85,7 +84,8 @@ def test_a_growing_worker_killed_by_sigkill_is_named_with_its_rate_and_forecast(
 @needs.torch
 def test_a_run_stopped_by_max_batches_still_forecasts_and_says_what_workers_receive():
     status, report, _out, err, left = run_doctor(
-        ["--json", "--max-batches", "40", "dlw201_cache_grows.py"], RUNTIME, limit=PATIENCE_S)
+        ["--json", "--max-batches", "40", "dlw201_cache_grows.py"], folder("dlw201_cache_grows.py"),
+        limit=PATIENCE_S)
     assert not left, left
     assert report["outcome"] == "stopped" and report["diagnoses"] == [], err[-3000:]
     assert report["forecast"]["growing"][0]["role"] == "worker 0"
@@ -98,7 +98,8 @@ def test_a_run_stopped_by_max_batches_still_forecasts_and_says_what_workers_rece
 @needs.torch
 def test_a_dataset_copied_into_every_worker_is_named_not_a_worker_that_grew():
     status, report, _out, err, left = run_doctor(
-        ["--json", "dlw209_dataset_copies.py"], RUNTIME, limit=PATIENCE_S)
+        ["--json", "dlw209_dataset_copies.py"], folder("dlw209_dataset_copies.py"),
+        limit=PATIENCE_S)
     assert not left, left
     assert status == 1 and report["outcome"] == "crashed", err[-3000:]
     first = report["diagnoses"][0]
@@ -120,8 +121,8 @@ def test_a_dataset_copied_into_every_worker_is_named_not_a_worker_that_grew():
 @needs.posix
 def test_forked_workers_that_grow_as_they_read_python_objects_are_named_with_the_lists():
     status, report, _out, err, left = run_doctor(
-        ["--json", "--start-method", "fork", "dlw210_fork_copy_on_access.py"], RUNTIME,
-        limit=PATIENCE_S)
+        ["--json", "--start-method", "fork", "dlw210_fork_copy_on_access.py"],
+        folder("dlw210_fork_copy_on_access.py"), limit=PATIENCE_S)
     assert not left, left
     assert status == 1 and report["outcome"] == "passed", err[-3000:]
     first = report["diagnoses"][0]

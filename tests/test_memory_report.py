@@ -12,9 +12,9 @@ from doctor import cli, memory_chart, memory_plot
 from doctor.evidence import Evidence
 from doctor.report import Terminal
 from doctor_run import TOKEN, end_leftovers, leftovers, run_doctor
-from fixture_markers import FIXTURES
+from fixture_markers import find
 
-GOOD = str(FIXTURES / "clean_good_script.py")
+GOOD = str(find("clean_good_script.py"))
 BLOCKS = set(memory_chart.BLOCKS)
 
 

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from doctor_run import run_doctor
-from fixture_markers import FIXTURES, MARKER, expected_findings, fixture_files
+from fixture_markers import FIXTURES, MARKER, expected_findings, find, fixture_files
 from flake8_dlworker.notebook import NotebookError, parse
 
 NOTEBOOKS = FIXTURES / "notebooks"
@@ -205,12 +205,12 @@ def test_fix_and_diff_refuse_a_notebook(tmp_path):
 
 def test_fix_on_a_folder_leaves_its_notebooks_alone(tmp_path):
     shutil.copy(NOTEBOOKS / "dlw102_collate_lambda.ipynb", tmp_path / "nb.ipynb")
-    shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
+    shutil.copy(find("dlw102_collate.py"), tmp_path / "train.py")
     before = (tmp_path / "nb.ipynb").read_bytes()
     status, _report, out, err, _left = run_doctor(["check", "--fix", "."], tmp_path)
     assert status == 1, err
     assert (tmp_path / "nb.ipynb").read_bytes() == before
-    assert (tmp_path / "train.py").read_text() != (FIXTURES / "dlw102_collate.py").read_text()
+    assert (tmp_path / "train.py").read_text() != find("dlw102_collate.py").read_text()
     assert "nb.ipynb:cell 3:3" in out and "train.py" not in out  # what is left
 
 

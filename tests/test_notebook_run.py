@@ -156,8 +156,9 @@ HANG_CELLS = [
 
 def test_timeout_ends_the_kernel_and_its_workers_and_names_the_stuck_worker(tmp_path):
     nbformat = pytest.importorskip("nbformat")
-    shutil.copy(Path(__file__).resolve().parents[1] / "fixtures" / "runtime" / "dlw206_hang.py",
-                tmp_path)
+    from fixture_markers import find
+
+    shutil.copy(find("dlw206_hang.py"), tmp_path)
     book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in HANG_CELLS])
     nbformat.write(book, str(tmp_path / "hang.ipynb"))
     status, report, _out, err, left = run_doctor(["--json", "--timeout", "40", "hang.ipynb"],

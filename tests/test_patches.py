@@ -22,13 +22,13 @@ import pytest
 from doctor.patches._cst import Tree
 from doctor.patches import CODES, fixed_source, make_patch, maker, unified_diff
 from flake8_dlworker.catalog import RULES
-from fixture_markers import FIXTURES, expected_findings, modules_beside
+from fixture_markers import FIXTURES, expected_findings, find, fixture_files, modules_beside
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: crashing fixtures with a patch; the code each one fixes
 FIXABLE = sorted(
-    p.name for p in FIXTURES.glob("dlw1*.py")
+    p.name for p in fixture_files() if p.name.startswith("dlw1")
     if p.name.split("_")[0].upper() in ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107",
                                         "DLW108", "DLW109", "DLW111")
     and p.name not in (
@@ -78,7 +78,7 @@ def _comments(source):
 @pytest.mark.parametrize("name", FIXABLE)
 def test_fixture_patch_keeps_everything_else(name):
     """Comments all survive; each removed line is the flagged line or reappears, moved."""
-    path = FIXTURES / name
+    path = find(name)
     source = path.read_text()
     code = _code(name)
     new = fixed_source(code, str(path), source)
@@ -156,8 +156,8 @@ def patched(tmp_path_factory):
     root = tmp_path_factory.mktemp("patched")
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     for name in FIXABLE:
-        shutil.copy(FIXTURES / name, root / name)
-        for beside in modules_beside(FIXTURES / name):
+        shutil.copy(find(name), root / name)
+        for beside in modules_beside(find(name)):
             shutil.copy(beside, root / beside.name)
         diff = make_patch(_code(name), name, (root / name).read_text(), None)
         assert diff and diff.startswith("--- a/%s\n+++ b/%s\n" % (name, name)), name
@@ -202,7 +202,7 @@ FORK_OUTPUTS = ROOT / "tests" / "fork_outputs.json"
 
 def _fingerprint(name):
     digest = hashlib.sha256()
-    for path in [FIXTURES / name, *modules_beside(FIXTURES / name)]:
+    for path in [find(name), *modules_beside(find(name))]:
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -210,8 +210,8 @@ def _fingerprint(name):
 def _fork_output(name):
     """(name, what the fixture prints run under fork), in a folder of its own."""
     with tempfile.TemporaryDirectory() as folder:
-        shutil.copy(FIXTURES / name, Path(folder) / name)
-        for beside in modules_beside(FIXTURES / name):
+        shutil.copy(find(name), Path(folder) / name)
+        for beside in modules_beside(find(name)):
             shutil.copy(beside, Path(folder) / beside.name)
         run = _spawn_run(["--fork", name], folder)
     if run.returncode != 0 or not run.stdout:
@@ -242,7 +242,7 @@ def test_dlw201_facts_from_the_run_and_no_patch_when_memory_does_not_explain():
     facts = facts_for("DLW201", ev)
     assert facts["peak_rss_gb"] == 0.3 and facts["num_workers"] == 2
     assert facts["available_gb"] > 0
-    source = (FIXTURES / "runtime" / "dlw201_sigkill.py").read_text()
+    source = (find("dlw201_sigkill.py")).read_text()
     tight = dict(facts, available_gb=0.5)  # room for 1 worker of 0.3 GiB, not 2
     diff = make_patch("DLW201", "dlw201_sigkill.py", source, 14, tight)
     assert "+    # DLW201: num_workers 2 -> 1 = floor(0.50 GiB available / 0.30 GiB peak" in diff

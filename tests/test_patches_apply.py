@@ -12,7 +12,7 @@ import pytest
 
 from doctor.diagnose import Diagnosis
 from doctor.patches import workflow, write
-from fixture_markers import FIXTURES
+from fixture_markers import find
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +31,7 @@ def _doctor(args, cwd, **env):
 
 def _proposal(folder, name="train.py", fixture="dlw102_collate.py"):
     path = folder / name
-    shutil.copy(FIXTURES / fixture, path)
+    shutil.copy(find(fixture), path)
     before = path.read_text()
     diag = Diagnosis("DLW102", "certain", path=str(path), line=8)
     (proposal,) = workflow.propose(None, [diag], cwd=str(folder))
@@ -49,7 +49,7 @@ def test_interrupted_apply_leaves_the_original_intact(tmp_path):
         workflow.apply(proposal, force=True)
         print("replaced", flush=True)
     ''')
-    shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
+    shutil.copy(find("dlw102_collate.py"), tmp_path / "train.py")
     before = (tmp_path / "train.py").read_bytes()
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -93,7 +93,7 @@ def test_apply_refuses_unverified_outside_and_changed(tmp_path, monkeypatch):
         workflow.apply(proposal, force=True)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    shutil.copy(FIXTURES / "dlw102_collate.py", outside / "train.py")
+    shutil.copy(find("dlw102_collate.py"), outside / "train.py")
     proposal.path = str(outside / "train.py")
     with pytest.raises(workflow.ApplyError, match="outside the working directory"):
         workflow.apply(proposal, force=True)
@@ -104,7 +104,7 @@ def test_apply_refuses_unverified_outside_and_changed(tmp_path, monkeypatch):
 def test_apply_through_the_cli_writes_only_after_a_verifying_rerun(tmp_path):
     """--apply re-runs a patched copy first (so verified is true), then writes, with a
     backup; --verify alone writing nothing is tested on workflow.verify above."""
-    shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
+    shutil.copy(find("dlw102_collate.py"), tmp_path / "train.py")
     before = (tmp_path / "train.py").read_text()
     run = _doctor(["--json", "--max-batches", "1", "--timeout", "120", "--apply", "train.py"],
                   tmp_path)
@@ -121,7 +121,7 @@ def test_apply_through_the_cli_writes_only_after_a_verifying_rerun(tmp_path):
 
 
 def test_force_needs_apply(tmp_path):
-    shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
+    shutil.copy(find("dlw102_collate.py"), tmp_path / "train.py")
     run = _doctor(["--force", "train.py"], tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip() == "doctor: error: --force only goes with --apply"
@@ -131,7 +131,7 @@ def test_check_diff_prints_patches_that_apply(tmp_path):
     names = ["dlw101_loop.py", "dlw103_nested_collate.py", "dlw106_persistent.py",
              "dlw106_prefetch.py", "clean_good_script.py"]
     for name in names:
-        shutil.copy(FIXTURES / name, tmp_path / name)
+        shutil.copy(find(name), tmp_path / name)
     run = _doctor(["check", "--diff", *names], tmp_path)
     assert run.returncode == 1, run.stderr
     assert run.stdout.count("--- a/") == 4  # two files with DLW106: both patched
@@ -144,7 +144,7 @@ def test_check_diff_prints_patches_that_apply(tmp_path):
 
 
 def test_check_diff_without_findings_prints_nothing(tmp_path):
-    shutil.copy(FIXTURES / "clean_good_script.py", tmp_path / "clean.py")
+    shutil.copy(find("clean_good_script.py"), tmp_path / "clean.py")
     run = _doctor(["check", "--diff", "clean.py"], tmp_path)
     assert (run.returncode, run.stdout) == (0, "")
 
@@ -161,7 +161,7 @@ def test_verify_copy_never_writes_through_links(tmp_path, monkeypatch):
     (work / "pkg").mkdir()
     (work / "pkg" / "__init__.py").write_text("")
     (work / "helper.py").symlink_to(elsewhere / "helper.py")
-    shutil.copy(FIXTURES / "dlw102_collate.py", work / "train.py")
+    shutil.copy(find("dlw102_collate.py"), work / "train.py")
     before = (work / "train.py").read_text()
     copy = tmp_path / "copy"
     workflow._copy_folder(str(work), str(copy), set())
@@ -180,7 +180,7 @@ def test_verify_copy_never_writes_through_links(tmp_path, monkeypatch):
 
 def test_verify_of_a_runtime_cause_goes_past_the_crash(tmp_path):
     """DLW204 needs ~80 kept batches: the re-run is not stopped before that point."""
-    shutil.copy(FIXTURES / "runtime" / "dlw204_nofile.py", tmp_path / "train.py")
+    shutil.copy(find("dlw204_nofile.py"), tmp_path / "train.py")
     run = _doctor(["--json", "--timeout", "120", "--verify", "train.py"], tmp_path)
     report = json.loads(run.stdout)
     (diag,) = [d for d in report["diagnoses"] if d["code"] == "DLW204"]
@@ -284,7 +284,7 @@ def test_an_edit_made_while_the_patch_is_written_is_kept(tmp_path):
     """The user saves the file between the doctor's check and its replace: the edit
     stays, in the file, and the doctor says it did not write."""
     script = APPLY_OR_SAY_WHY
-    shutil.copy(FIXTURES / "dlw102_collate.py", tmp_path / "train.py")
+    shutil.copy(find("dlw102_collate.py"), tmp_path / "train.py")
     edited = (tmp_path / "train.py").read_text() + "# the user's edit\n"
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,

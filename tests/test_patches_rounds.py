@@ -14,7 +14,7 @@ import pytest
 from doctor.patches import CODES, fixed_source, maker
 from doctor.patches.combine import map_line
 from doctor.patches.sites import from_probe
-from fixture_markers import FIXTURES, modules_beside
+from fixture_markers import FIXTURES, find, fixture_files, modules_beside
 from flake8_dlworker.catalog import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,10 +34,10 @@ def _doctor(args, cwd):
 
 
 def _copy(tmp_path, fixture):
-    """The fixture (a path under fixtures/) and the sibling modules it imports."""
+    """The example or fixture called ``fixture`` and the modules it imports beside it."""
     script = tmp_path / Path(fixture).name
-    shutil.copy(FIXTURES / fixture, script)
-    for beside in modules_beside(FIXTURES / fixture):
+    shutil.copy(find(fixture), script)
+    for beside in modules_beside(find(fixture)):
         shutil.copy(beside, tmp_path / beside.name)
     return script
 
@@ -143,7 +143,7 @@ def test_lightning_datamodule_collate_gets_values_not_self(tmp_path):
     # cannot follow; the run sees the workers start from unguarded code
     ("dlw101_sibling_factory.py", "6.0\n22.0\n38.0\n54.0\n"),
     # only the run shows the cause (a worker out of file descriptors)
-    ("runtime/dlw204_nofile.py", "400\n"),
+    ("dlw204_nofile.py", "400\n"),
 ])
 def test_runtime_only_fix_applies_and_passes_under_spawn(tmp_path, fixture, prints):
     """Fixable crashes with no static finding in the file: the patch comes from the
@@ -226,7 +226,7 @@ def test_no_pickling_patch_turns_workers_off():
     for code in ("DLW102", "DLW103", "DLW104", "DLW108"):
         for before, after in maker_cases(code):
             assert "num_workers=0" not in after.replace(before, "")
-    for path in sorted(FIXTURES.glob("*.py")):
+    for path in fixture_files():
         code = path.name.split("_")[0].upper()
         if code in ("DLW102", "DLW103", "DLW104", "DLW108") and code in CODES:
             new = fixed_source(code, str(path), path.read_text())

@@ -5,15 +5,14 @@ worker for its stacks, ends its tree, reports and exits as documented."""
 import json
 import signal
 import tempfile
-from pathlib import Path
 
 import needs
 import windows_like
 from doctor_run import run_doctor
+from fixture_markers import folder
 from test_doctor_hardening import FOREVER, Doctor
 from test_pytest_plugin import CONFTEST, LOADERS, _assert_no_process_left, _records
 
-RUNTIME = Path(__file__).resolve().parents[1] / "fixtures" / "runtime"
 PATIENCE_S = 600
 
 pytestmark = needs.linux
@@ -27,7 +26,7 @@ def test_a_crash_in_a_worker_is_named_from_its_process_record(tmp_path):
     """A worker's exit status comes from its ``Process`` object, not from waitid."""
     env = windows_like.environment(tmp_path / "shim")
     status, report, _out, err, left = run_doctor(
-        ["--json", "dlw203_segfault.py"], RUNTIME, limit=PATIENCE_S, env=env)
+        ["--json", "dlw203_segfault.py"], folder("dlw203_segfault.py"), limit=PATIENCE_S, env=env)
     assert not left, left
     assert status == 1 and report["outcome"] == "crashed", err[-3000:]
     first = report["diagnoses"][0]
@@ -41,7 +40,8 @@ def test_a_crash_in_a_worker_is_named_from_its_process_record(tmp_path):
 def test_a_stuck_worker_answers_a_trigger_file_with_its_stack(tmp_path):
     env = windows_like.environment(tmp_path / "shim")
     status, report, _out, err, left = run_doctor(
-        ["--json", "--timeout", "40", "dlw206_hang.py"], RUNTIME, limit=PATIENCE_S, env=env)
+        ["--json", "--timeout", "40", "dlw206_hang.py"], folder("dlw206_hang.py"),
+        limit=PATIENCE_S, env=env)
     assert not left, left
     assert report["outcome"] == "timeout", err[-3000:]
     first = report["diagnoses"][0]
