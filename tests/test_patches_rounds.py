@@ -105,11 +105,11 @@ def test_lambda_only_the_run_sees_is_patched_from_the_probe(tmp_path):
     assert lint.stdout == ""
     run, report = _doctor(["--json", "--timeout", "120", script.name], tmp_path)
     (diag,) = report["diagnoses"]
-    assert (diag["code"], diag["line"]) == ("DLW102", 5), run.stderr[-3000:]
+    assert (diag["code"], diag["line"]) == ("DLW102", 6), run.stderr[-3000:]
     assert diag["patch"] == report["fix"]["patch"]
     assert '+TRANSFORMS = {"double": _double, "same": lambda x: x}' in diag["patch"]
     _git_apply(report["fix"]["patch"], tmp_path)
-    assert _spawn_output(script.name, tmp_path) == "total 56.0\n"
+    assert _spawn_output(script.name, tmp_path) == "total 280.0\n"
 
 
 def test_h5py_dataset_taken_from_the_file_is_reopened(tmp_path):
@@ -204,7 +204,7 @@ def test_sites_outside_the_project_are_never_patched(tmp_path, monkeypatch):
     inside = _copy(tmp_path, "dlw102_transform_table.py")
     outside = tmp_path.parent / "elsewhere.py"
     outside.write_text("f = lambda x: x\n")
-    culprit = {"code": "DLW102", "line": 5, "path": "dataset.transform"}
+    culprit = {"code": "DLW102", "line": 6, "path": "dataset.transform"}
     assert from_probe(dict(culprit, file=str(inside))).path == str(inside)
     assert from_probe(dict(culprit, file=str(outside))) is None
     assert from_probe(dict(culprit, file=data.__file__)) is None  # an installed package

@@ -1,4 +1,4 @@
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, IterableDataset
 
 
 class LitModel:
@@ -6,11 +6,8 @@ class LitModel:
         self.scale = scale
 
     def train_dataloader(self):
-        class Scaled(Dataset):
-            def __len__(inner):
-                return 8
+        class Stream(IterableDataset):
+            def __iter__(inner):
+                return iter([float(i) * self.scale for i in range(8)])
 
-            def __getitem__(inner, i):
-                return float(i) * self.scale
-
-        return DataLoader(Scaled(), batch_size=4, num_workers=2)
+        return DataLoader(Stream(), batch_size=4, num_workers=2)
