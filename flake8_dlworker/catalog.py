@@ -17,7 +17,9 @@ Each cause is a folder, ``flake8_dlworker/causes/<CODE>/``:
   silent, and the first of each is the doc's Example and Use instead. A named one
   (``dlw108_sqlite.py``, ``clean_handle_lazy.py``) is a whole scenario whose
   ``# DLW1xx: COL`` markers are every finding flake8 must print for it, and which the
-  doctor runs under spawn (``# doctor: DLW2xx`` marks the line it must name). Examples
+  doctor runs under spawn (``# doctor: DLW2xx`` marks the line it must name); the tests
+  run the documented ones under spawn too (the docs' pair of each cause that crashes a
+  run, or all of them with ``DLW_DOCUMENTED=all``). Examples
   import what they share from the causes folder (``example_data.Squares``, a tiny
   dataset; ``tiny_hf``, a tiny Hugging Face model). ``invalid/NAME.fix.diff`` is what
   ``doctor check --fix`` must do to the example.

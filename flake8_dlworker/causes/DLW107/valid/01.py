@@ -11,7 +11,8 @@ class OnCpu(Dataset):
 
 
 if __name__ == "__main__":
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     loader = DataLoader(OnCpu(), batch_size=4, num_workers=2)
     for batch in loader:
-        batch = batch.to("cuda", non_blocking=True)
+        batch = batch.to(device, non_blocking=True)
         print(batch)

@@ -15,6 +15,6 @@ class Lines(Dataset):
 
 
 if __name__ == "__main__":
-    loader = DataLoader(Lines("data.txt"), batch_size=2, num_workers=2)
+    loader = DataLoader(Lines(__file__), batch_size=2, num_workers=2)
     for batch in loader:
         print(batch)

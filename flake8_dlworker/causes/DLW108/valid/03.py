@@ -14,5 +14,5 @@ class Lines(Dataset):
 
 
 if __name__ == "__main__":
-    for batch in DataLoader(Lines("data.txt"), batch_size=2, num_workers=2):
+    for batch in DataLoader(Lines(__file__), batch_size=2, num_workers=2):
         print(batch)
