@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-pythons bench docs clean
+.PHONY: demo test test-all record test-pythons bench docs clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -17,8 +17,18 @@ demo: $(BIN)/.installed
 # one more test process than cores: several tests wait on a timeout without using a core
 JOBS ?= $(shell $(PY) -c "import os; print((os.cpu_count() or 1) + 1)")
 
+# the fast tier: every test that starts no torch process, the recorded runs replayed
+# through the diagnosis, and the few real end-to-end runs marked e2e (tests/tiers.py)
 test: $(BIN)/.installed
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "not full or e2e"
+
+# every tier: each fixture and example run for real, patched scripts re-run under spawn
+test-all: $(BIN)/.installed
 	$(BIN)/python -m pytest -q -n $(JOBS)
+
+# record again the real runs the fast tier replays (the missing and stale ones)
+record: $(BIN)/.installed
+	$(BIN)/python tests/recordings.py
 
 # the lint side, check and explain on Python 3.9 and 3.13 (venvs of their own, no torch)
 test-pythons:

@@ -7,8 +7,10 @@ text every process printed (parsed by :mod:`doctor.logparse`, the same parser th
 ``doctor explain`` uses on a saved log).  :mod:`doctor.diagnose` reads only this.
 """
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import List, Optional
+
+from doctor import forecast
 
 
 @dataclass
@@ -116,3 +118,35 @@ def read_events(path):
     except OSError:
         pass
     return events
+
+
+def to_json(ev):
+    """``ev`` as plain JSON data: what a run showed, for a recording (see
+    :func:`from_json`). The forecast is left out (it is computed from ``memory``), and
+    so is the fix (it is made from the diagnoses)."""
+    data = asdict(ev)
+    data.pop("forecast", None)
+    data.pop("fix", None)
+    return data
+
+
+def from_json(data):
+    """The :class:`Evidence` that :func:`to_json` gave ``data`` for."""
+    data = dict(data)
+    data["exceptions"] = [_exc(e) for e in data.get("exceptions", [])]
+    data["workers"] = [WorkerExit(**dict(w, rss_gb=[tuple(p) for p in w.get("rss_gb", [])]))
+                       for w in data.get("workers", [])]
+    known = {f.name for f in fields(Evidence)}
+    ev = Evidence(**{k: v for k, v in data.items() if k in known})
+    if ev.memory:
+        ev.forecast = forecast.for_run(ev)
+    return ev
+
+
+def _exc(data):
+    if data is None:
+        return None
+    return Exc(type=data["type"], message=data["message"],
+               frames=[Frame(**f) for f in data.get("frames", [])],
+               original=_exc(data.get("original")), process=data.get("process", "main"),
+               context=_exc(data.get("context")))

@@ -23,7 +23,7 @@ import psutil
 from doctor import forecast, memory, process_tree, signals, status
 from doctor.available import available_bytes
 from doctor.agent import EVENTS, MAX_BATCHES, OWN, START_METHOD, stack_path
-from doctor.evidence import Evidence, WorkerExit, read_events
+from doctor.evidence import Evidence, WorkerExit, read_events, to_json
 from doctor.logparse import MAX_LINE, LogParser
 from flake8_dlworker import host, platforms
 
@@ -40,6 +40,9 @@ CHUNK = 64 * 1024
 RESPAWN_LIMIT = 64
 _BOOTSTRAP_FAILURE = "An attempt has been made to start a new process before"
 NO_TIMELINE = "DLW_DOCTOR_NO_TIMELINE"
+#: a file to write each run's evidence to, as JSON (tests/recordings: the fast test tier
+#: replays real runs through the diagnosis from these)
+SAVE_EVIDENCE = "DLW_DOCTOR_SAVE_EVIDENCE"
 _GIB = 1024 ** 3
 
 
@@ -132,6 +135,9 @@ class Run:
         events = read_events(events_path)
         ev = self._evidence(outcome, events, time.monotonic() - started)
         ev.stacks.extend(_stack_dumps(tmp))
+        if os.environ.get(SAVE_EVIDENCE):
+            with open(os.environ[SAVE_EVIDENCE], "w", encoding="utf-8") as handle:
+                json.dump(to_json(ev), handle, indent=1, sort_keys=True)
         return ev
 
     def _watch(self, started, events_path):

@@ -13,6 +13,7 @@ import uuid
 import psutil
 
 from fixture_markers import example_env
+from tiers import starts_torch
 
 TOKEN = "DLW_DOCTOR_TEST_TOKEN"
 
@@ -55,8 +56,18 @@ def doctor_folders(folder):
     return [name for name in os.listdir(folder) if name.startswith(("dlw-doctor-", "dlw-verify-"))]
 
 
+@starts_torch
 def run_doctor(args, cwd, limit=600, env=None):
+    """:func:`doctor_command` for a command that runs a script (or may): the test is
+    in the full tier (tests/tiers.py)."""
+    return doctor_command(args, cwd, limit, env)
+
+
+def doctor_command(args, cwd, limit=600, env=None):
     """(exit status, parsed JSON or None, stdout, stderr, leftover processes).
+
+    For a command that starts no script and no torch: ``check``, ``explain``, ``--help``
+    and the refusals of bad input; :func:`run_doctor` for one that runs a script.
 
     The doctor gets a temporary folder of its own (TMPDIR, a short path: torch makes Unix
     sockets there), which must hold none of the doctor's folders afterwards."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from doctor_run import run_doctor
+from doctor_run import doctor_command
 from flake8_dlworker.catalog import RULES, RULES_DOC_URL
 
 SCHEMA = Path(__file__).parent / "sarif" / "sarif-schema-2.1.0.json"
@@ -108,7 +108,7 @@ def project(tmp_path_factory):
 
 def test_sarif_validates_and_matches_flake8(project):
     root, expected = project
-    status, _report, out, err, _left = run_doctor(["check", "--format", "sarif", "."], root)
+    status, _report, out, err, _left = doctor_command(["check", "--format", "sarif", "."], root)
     assert status == 1, err
     log = json.loads(out)
     schema = json.loads(SCHEMA.read_text())
@@ -149,7 +149,7 @@ def test_sarif_validates_and_matches_flake8(project):
 
 def test_github_commands_have_the_documented_form(project):
     root, expected = project
-    status, _report, out, err, _left = run_doctor(["check", "--format", "github", "."], root)
+    status, _report, out, err, _left = doctor_command(["check", "--format", "github", "."], root)
     assert status == 1, err
     lines = out.splitlines()
     assert sorted(lines) == sorted(
@@ -162,12 +162,12 @@ def test_github_commands_have_the_documented_form(project):
 
 def test_text_and_json_report_the_same_files(project):
     root, expected = project
-    status, report, _out, err, _left = run_doctor(["check", "--json", "."], root)
+    status, report, _out, err, _left = doctor_command(["check", "--json", "."], root)
     assert status == 1, err
-    status2, _report, out, _err, _left = run_doctor(["check", "--format", "json", "."], root)
+    status2, _report, out, _err, _left = doctor_command(["check", "--format", "json", "."], root)
     assert status2 == 1 and json.loads(out) == report  # --json is --format json
     assert {d["code"] for d in report["diagnoses"]} == {e[3] for e in expected}
-    status, _report, out, err, _left = run_doctor(["check", "."], root)
+    status, _report, out, err, _left = doctor_command(["check", "."], root)
     assert status == 1, err
     assert all(code in out for code in ("DLW101", "DLW102", "DLW108"))
 
@@ -175,27 +175,27 @@ def test_text_and_json_report_the_same_files(project):
 def test_exit_zero_and_clean_files(project):
     root, _expected = project
     for fmt in ("text", "json", "sarif", "github"):
-        status, _report, out, err, _left = run_doctor(
+        status, _report, out, err, _left = doctor_command(
             ["check", "--format", fmt, "--exit-zero", "train.py"], root)
         assert status == 0 and "DLW102" in out, (fmt, err)
-        status, _report, out, err, _left = run_doctor(
+        status, _report, out, err, _left = doctor_command(
             ["check", "--format", fmt, "pkg/clean.py"], root)
         assert status == 0, (fmt, err)
     assert out == ""  # github: no command for a clean file
-    status, _report, _out, err, _left = run_doctor(
+    status, _report, _out, err, _left = doctor_command(
         ["check", "--exit-zero", "missing.py"], root)
     assert status == 2 and "missing.py: no such file" in err  # errors still say so
 
 
 def test_exclude_replaces_and_extend_exclude_adds(project):
     root, _expected = project
-    _status, _r, out, _err, _left = run_doctor(["check", "--format", "github", "."], root)
+    _status, _r, out, _err, _left = doctor_command(["check", "--format", "github", "."], root)
     assert ".venv" not in out and "build/" not in out and "__pycache__" not in out
-    _status, _r, out, _err, _left = run_doctor(
+    _status, _r, out, _err, _left = doctor_command(
         ["check", "--format", "github", "--extend-exclude", "sub,train.py", "."], root)
     assert {re.search(r"file=([^,]+)", x).group(1) for x in out.splitlines()} == {
         "pkg/data.py"}
-    _status, _r, out, _err, _left = run_doctor(
+    _status, _r, out, _err, _left = doctor_command(
         ["check", "--format", "github", "--exclude", ".git,__pycache__", "."], root)
     files = {re.search(r"file=([^,]+)", x).group(1) for x in out.splitlines()}
     assert {".venv/lib/site.py", "build/lib/train.py"} <= files
@@ -204,20 +204,20 @@ def test_exclude_replaces_and_extend_exclude_adds(project):
 def test_broken_file_in_a_directory_is_skipped_with_a_warning(tmp_path):
     (tmp_path / "train.py").write_text(LAMBDA)
     (tmp_path / "broken.py").write_text("def f(:\n")
-    status, _report, out, err, _left = run_doctor(["check", "--format", "github", "."],
-                                                  tmp_path)
+    status, _report, out, err, _left = doctor_command(["check", "--format", "github", "."],
+                                                      tmp_path)
     assert status == 1 and "file=train.py" in out
     assert err == "doctor: warning: broken.py:1: not valid Python: invalid syntax (skipped)\n"
     # a file named on the command line is still a usage error
-    status, _report, out, err, _left = run_doctor(["check", "broken.py"], tmp_path)
+    status, _report, out, err, _left = doctor_command(["check", "broken.py"], tmp_path)
     assert status == 2 and "broken.py:1: not valid Python" in err
 
 
 def test_many_files_on_every_core_give_the_same_findings(tmp_path):
     for i in range(40):  # above the count where the check uses a process pool
         (tmp_path / ("m%02d.py" % i)).write_text(LAMBDA if i % 2 else CLEAN)
-    status, _report, out, err, _left = run_doctor(["check", "--format", "github", "."],
-                                                  tmp_path)
+    status, _report, out, err, _left = doctor_command(["check", "--format", "github", "."],
+                                                      tmp_path)
     assert status == 1, err
     expected = _flake8(tmp_path, ["m%02d.py" % i for i in range(40)])
     assert len(out.splitlines()) == len(expected) == 40

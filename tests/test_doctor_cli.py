@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from doctor_run import TOKEN, run_doctor
+from doctor_run import TOKEN, doctor_command, run_doctor
+from tiers import starts_torch
 
 LOADER = textwrap.dedent("""\
     import os, sys
@@ -46,14 +47,14 @@ LOADER = textwrap.dedent("""\
 def test_bad_input_is_one_line_and_status_2(tmp_path, args, message):
     (tmp_path / "data.bin").write_bytes(b"\x7fELF\x00\x01\x02\x00" * 32)
     (tmp_path / "broken.py").write_text("def f(:\n")
-    status, _report, out, err, left = run_doctor(args, tmp_path, limit=300)
+    status, _report, out, err, left = doctor_command(args, tmp_path, limit=300)
     assert status == 2, err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err, err
     assert out == "" and not left
 
 
 def test_help_explains_the_commands(tmp_path):
-    status, _report, out, _err, _left = run_doctor(["--help"], tmp_path, limit=300)
+    status, _report, out, _err, _left = doctor_command(["--help"], tmp_path, limit=300)
     assert status == 0
     for word in ("explain", "check", "--start-method", "--timeout", "--max-batches", "-m"):
         assert word in out
@@ -149,6 +150,7 @@ def test_terminal_report_has_no_colour_off_a_tty(tmp_path):
     assert "DLW102" in out and "\x1b[" not in out and "\x1b[" not in err
 
 
+@starts_torch
 def _run_on_a_tty(args, cwd, env_extra):
     """Run the doctor with stdout and stderr on a real pseudo-terminal; all it wrote."""
     import pty

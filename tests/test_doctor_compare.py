@@ -7,7 +7,7 @@ import pytest
 import needs
 from doctor import compare
 from doctor.evidence import Evidence
-from doctor_run import run_doctor
+from doctor_run import doctor_command, run_doctor
 from fixture_markers import FIXTURES, find
 
 FORK_CONTEXT = find("clean_fork_context.py").parent
@@ -106,14 +106,14 @@ def test_terminal_report_shows_both_runs_then_the_line():
 ])
 def test_compare_refuses_what_it_cannot_do(tmp_path, args, says):
     (tmp_path / "x.py").write_text("print('hi')\n")
-    status, _report, out, err, left = run_doctor(args, tmp_path)
+    status, _report, out, err, left = doctor_command(args, tmp_path)
     assert (status, out) == (2, ""), err
     assert err.strip() == "doctor: error: " + says
     assert (tmp_path / "x.py").read_text() == "print('hi')\n"  # nothing ran or changed
 
 
 def test_compare_refuses_a_notebook():
-    status, _report, out, err, left = run_doctor(
+    status, _report, out, err, left = doctor_command(
         ["--compare", "clean_dataset_from_module.ipynb"], FIXTURES / "notebooks")
     assert (status, out) == (2, ""), err
     assert err.strip() == ("doctor: error: --compare runs scripts; a notebook runs under "

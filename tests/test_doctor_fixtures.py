@@ -13,8 +13,14 @@ import sys
 
 import pytest
 
+import recordings
+from doctor import evidence
+from doctor.diagnose import diagnose
+from doctor.report import to_json as report_of
+from doctor.static import static_findings
 from doctor_run import run_doctor
-from fixture_markers import FIXTURES, expected_findings, run_files, short
+from fixture_markers import expected_findings, run_files, short
+from tiers import starts_torch
 
 #: what each rule's crash prints (parent or child side), any one of them
 CRASH_TEXT = {
@@ -77,6 +83,7 @@ def _printed(output, label):
 
 
 @functools.lru_cache(maxsize=None)
+@starts_torch
 def _cuda_available():
     out = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
                          capture_output=True, text=True)
@@ -85,10 +92,6 @@ def _cuda_available():
 
 #: ``# doctor: DLW2xx`` on the line the diagnosis must point at
 DOCTOR_MARKER = re.compile(r"#\s*doctor:\s*(DLW\d{3})")
-#: fixtures that hang instead of crashing (a worker waits forever): the doctor's
-#: --timeout ends them (the hang must outlast the start of torch and its worker by
-#: doctor.diagnose.STUCK_S on a loaded machine too)
-TIMEOUTS = {"dlw206_hang.py": 40}
 #: fixtures the doctor itself stops: a pool starts a new process for each one that dies
 #: re-running the unguarded script, for ever (doctor.supervisor.RESPAWN_LIMIT)
 STOPPED = {"dlw101_pool.py"}
@@ -120,23 +123,39 @@ def expected(path):
 
 
 def _cases():
-    for path in run_files():
-        if path.name == "__main__.py":
-            yield pytest.param(["-m", path.parent.name], FIXTURES, path, id=path.parent.name)
-        else:
-            yield pytest.param([path.name], path.parent, path, id=short(path))
+    for target, cwd, path in recordings.cases():
+        yield pytest.param(target, cwd, path,
+                           id=path.parent.name if path.name == "__main__.py" else short(path))
 
 
 @pytest.mark.parametrize("target, cwd, path", list(_cases()))
 def test_fixture_under_the_doctor(target, cwd, path):
-    want = expected(path)
-    args = ["--json"]
-    if path.name in TIMEOUTS:
-        args += ["--timeout", str(TIMEOUTS[path.name])]
-    status, report, _out, output, left = run_doctor(args + target, cwd)
+    status, report, _out, output, left = run_doctor(recordings.doctor_args(path, target), cwd)
     # with --json the script's own stdout and stderr pass through on stderr
     assert not left, "processes left behind: %s" % left
     assert report is not None, output[-3000:]
+    check_run(path, status, report, output)
+
+
+@pytest.mark.parametrize("target, cwd, path", list(_cases()))
+def test_recorded_run_of_the_fixture(target, cwd, path, monkeypatch):
+    """The fixture's recorded real run (tests/recordings.py), replayed through today's
+    diagnosis and static checker: what the real run would report, without running it."""
+    try:
+        recorded = recordings.load(path)
+    except recordings.Stale as exc:
+        pytest.fail(str(exc))
+    monkeypatch.chdir(cwd)  # where the doctor ran: paths in the report are relative to it
+    ev = evidence.from_json(recorded["evidence"])
+    ev.static = static_findings(str(path) if target[0] == "-m" else target[0], ev.start_method)
+    diagnoses = diagnose(ev)
+    check_run(path, 1 if diagnoses else 0, report_of(ev, diagnoses), recorded["output"])
+
+
+def check_run(path, status, report, output):
+    """What a run of the fixture must show: its exit status, its JSON report and its
+    output (the script's own and the doctor's, on stderr)."""
+    want = expected(path)
     assert report["schema"] == 1 and report["start_method"] == "spawn"
     if want is None:
         assert (status, report["outcome"], report["diagnoses"]) == (0, "passed", []), \
@@ -149,10 +168,10 @@ def test_fixture_under_the_doctor(target, cwd, path):
     elif code in CRASH_TEXT and path.name not in DOCTOR_ONLY:
         if code == "DLW107" and _cuda_available():
             pytest.skip("under spawn a CUDA host runs this, one CUDA context per worker")
-        assert report["outcome"] == ("timeout" if path.name in TIMEOUTS else
+        assert report["outcome"] == ("timeout" if path.name in recordings.TIMEOUTS else
                                      "stopped" if path.name in STOPPED else "crashed")
         assert any(text in output for text in CRASH_TEXT[code]), output[-3000:]
-    if path.name in TIMEOUTS:
+    if path.name in recordings.TIMEOUTS:
         assert report["outcome"] == "timeout"
     if code in NOT_ON_THIS_HOST:
         return

@@ -15,9 +15,10 @@ import time
 
 import pytest
 
-from doctor_run import TOKEN, leftovers, run_doctor
+from doctor_run import TOKEN, doctor_command, leftovers, run_doctor
 
 import needs
+from tiers import run_python, starts_torch
 
 pytestmark = needs.posix
 
@@ -51,6 +52,7 @@ FOREVER = textwrap.dedent("""\
 class Doctor:
     """``python -m doctor`` started in the background, its stderr read as it comes."""
 
+    @starts_torch
     def __init__(self, args, cwd, env=None):
         self.token = "hardening-%d-%d" % (os.getpid(), id(self))
         full_env = dict(os.environ, **(env or {}))
@@ -244,8 +246,8 @@ def _end_hopper(folder, bound_s=30.0):
 @pytest.mark.parametrize("command", [[], ["check"]])
 def test_a_fifo_is_refused_at_once(tmp_path, command):
     os.mkfifo(tmp_path / "train.py")
-    status, _report, out, err, left = run_doctor(command + ["train.py"], tmp_path,
-                                                 limit=PATIENCE_S)
+    status, _report, out, err, left = doctor_command(command + ["train.py"], tmp_path,
+                                                     limit=PATIENCE_S)
     assert status == 2 and "not a regular file (a FIFO)" in err, err
     assert err.count("\n") == 1 and out == "" and not left
 
@@ -254,15 +256,15 @@ def test_a_fifo_is_refused_at_once(tmp_path, command):
 def test_a_device_is_refused(tmp_path, command):
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero here")
-    status, _report, _out, err, _left = run_doctor(command + ["/dev/zero"], tmp_path,
-                                                   limit=PATIENCE_S)
+    status, _report, _out, err, _left = doctor_command(command + ["/dev/zero"], tmp_path,
+                                                       limit=PATIENCE_S)
     assert status == 2 and "not a regular file (a character device)" in err, err
 
 
 def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path):
     with open(tmp_path / "train.py", "wb") as handle:
         handle.truncate(1024 ** 3)  # 1 GB, no block of it on disk
-    status, _report, _out, err, _left = run_doctor(["train.py"], tmp_path, limit=PATIENCE_S)
+    status, _report, _out, err, _left = doctor_command(["train.py"], tmp_path, limit=PATIENCE_S)
     assert status == 2 and "too large for a Python script" in err, err
     assert err.count("\n") == 1
 
@@ -272,8 +274,8 @@ def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path):
 @pytest.mark.parametrize("value", ["nan", "inf", "1e-9", "0", "-3"])
 def test_meaningless_timeouts_are_usage_errors(tmp_path, value):
     (tmp_path / "train.py").write_text(FOREVER)
-    status, _report, _out, err, _left = run_doctor(["--timeout", value, "train.py"], tmp_path,
-                                                   limit=PATIENCE_S)
+    status, _report, _out, err, _left = doctor_command(["--timeout", value, "train.py"], tmp_path,
+                                                       limit=PATIENCE_S)
     assert status == 2 and "--timeout" in err and err.count("\n") == 1, err
 
 
@@ -411,8 +413,8 @@ def test_a_worker_exit_signalled_while_the_hooks_hold_their_lock_does_not_hang(t
         [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
         + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     try:
-        done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                              text=True, timeout=PATIENCE_S)
+        done = run_python([str(script)], env=env, capture_output=True, text=True,
+                          timeout=PATIENCE_S)
     except subprocess.TimeoutExpired:
         pytest.fail("the SIGCHLD handler waited on the lock its own thread held")
     assert done.returncode == 0, done.stderr

@@ -18,6 +18,7 @@ import sys
 import pytest
 
 import needs
+from tiers import run_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGS = os.path.join(ROOT, "tests", "logs")
@@ -323,8 +324,7 @@ def test_real_crash_output(tmp_path, script, spawn):
     """What this machine's torch really prints, not a written log: the same root cause
     and, since the script exists here, its line from the static checker or the frame."""
     runner = [os.path.join("tests", "spawn_run.py")] if spawn else []
-    crashed = subprocess.run([sys.executable, *runner, script], cwd=ROOT, capture_output=True,
-                             timeout=300)
+    crashed = run_python([*runner, script], cwd=ROOT, capture_output=True, timeout=300)
     assert crashed.returncode != 0
     log = tmp_path / "crash.log"
     log.write_bytes(crashed.stdout + crashed.stderr)

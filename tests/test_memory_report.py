@@ -11,8 +11,9 @@ import needs
 from doctor import cli, memory_chart, memory_plot
 from doctor.evidence import Evidence
 from doctor.report import Terminal
-from doctor_run import TOKEN, end_leftovers, leftovers, run_doctor
+from doctor_run import TOKEN, doctor_command, end_leftovers, leftovers, run_doctor
 from fixture_markers import find
+from tiers import starts_torch
 
 GOOD = str(find("clean_good_script.py"))
 BLOCKS = set(memory_chart.BLOCKS)
@@ -215,7 +216,7 @@ def test_a_file_that_cannot_be_written_is_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("name", ["out.pdf", "out", "out.png.txt", ".png"])
 def test_bad_plot_suffix_is_a_usage_error(tmp_path, name):
-    status, _report, out, err, left = run_doctor(["--plot", name, GOOD], tmp_path, limit=300)
+    status, _report, out, err, left = doctor_command(["--plot", name, GOOD], tmp_path, limit=300)
     assert status == 2 and out == "" and not left
     assert err.count("\n") == 1 and "--plot" in err and ".png or .svg" in err, err
     assert not os.path.exists(tmp_path / name)
@@ -227,7 +228,7 @@ def test_plot_without_matplotlib_stops_before_the_run(tmp_path):
     (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('not here')\n")
     path = os.pathsep.join(filter(None, [str(fake), os.environ.get("PYTHONPATH")]))
     (tmp_path / "train.py").write_text("open('ran', 'w').close()\n")
-    status, _report, out, err, left = run_doctor(
+    status, _report, out, err, left = doctor_command(
         ["--plot", "out.png", "train.py"], tmp_path, limit=300, env={"PYTHONPATH": path})
     assert (status, out) == (2, "") and not left
     assert err == "doctor: --plot needs matplotlib: pip install 'flake8-dlworker[plot]'\n"
@@ -251,6 +252,7 @@ def test_run_with_json_and_png(tmp_path):
     assert legend[:len(roles)] == roles
 
 
+@starts_torch
 def _run_on_a_tty(args, cwd, env_extra):
     """Run the doctor with stdout and stderr on a pseudo-terminal; all it wrote."""
     import pty

@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from doctor_run import run_doctor
+from doctor_run import doctor_command
 from fixture_markers import FIXTURES, MARKER, expected_findings, find, fixture_files
 from flake8_dlworker.notebook import NotebookError, parse
 
@@ -74,15 +74,15 @@ def test_the_module_beside_the_notebooks_is_a_silent_fixture():
 @pytest.fixture(scope="module")
 def github_lines():
     """One ``check --format github`` of the folder: it finds the notebooks in it."""
-    status, _report, out, err, _left = run_doctor(["check", "--format", "github", "."],
-                                                  NOTEBOOKS)
+    status, _report, out, err, _left = doctor_command(["check", "--format", "github", "."],
+                                                      NOTEBOOKS)
     assert status == 1 and err == "", err
     return out.splitlines()
 
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: p.name)
 def test_check_json_reports_the_marked_cells_and_lines(path):
-    status, report, _out, err, _left = run_doctor(["check", "--json", path.name], NOTEBOOKS)
+    status, report, _out, err, _left = doctor_command(["check", "--json", path.name], NOTEBOOKS)
     want = marked(path)
     assert status == (1 if want else 0), err
     got = {(d["path"], d["cell"], d["line"], d["code"]) for d in report["diagnoses"]}
@@ -108,7 +108,7 @@ def _github_place(line):
 
 
 def test_check_text_names_the_cell_and_shows_its_lines():
-    status, _report, out, err, _left = run_doctor(
+    status, _report, out, err, _left = doctor_command(
         ["check", "dlw104_dataset_in_cell.ipynb"], NOTEBOOKS)
     assert status == 1, err
     assert "  at dlw104_dataset_in_cell.ipynb:cell 3:1\n" in out
@@ -118,7 +118,7 @@ def test_check_text_names_the_cell_and_shows_its_lines():
 
 
 def test_check_sarif_for_a_notebook_validates():
-    status, _report, out, err, _left = run_doctor(
+    status, _report, out, err, _left = doctor_command(
         ["check", "--format", "sarif", "dlw108_h5py_handle.ipynb"], NOTEBOOKS)
     assert status == 1, err
     log = json.loads(out)
@@ -159,7 +159,7 @@ BAD = {
 def test_bad_notebook_is_one_line_and_exit_2(name, tmp_path):
     data, reason = BAD[name]
     (tmp_path / name).write_bytes(data)
-    status, _report, out, err, _left = run_doctor(["check", name], tmp_path)
+    status, _report, out, err, _left = doctor_command(["check", name], tmp_path)
     assert (status, out) == (2, "")
     assert err.startswith("doctor: error: %s: %s" % (name, reason)), err
     assert len(err.splitlines()) == 1, err
@@ -171,8 +171,8 @@ def test_bad_notebook_in_a_folder_is_skipped_with_a_warning(tmp_path):
     checkpoints = tmp_path / ".ipynb_checkpoints"  # Jupyter's saved copies: never searched
     checkpoints.mkdir()
     shutil.copy(NOTEBOOKS / "dlw102_collate_lambda.ipynb", checkpoints / "nb-checkpoint.ipynb")
-    status, _report, out, err, _left = run_doctor(["check", "--format", "github", "."],
-                                                  tmp_path)
+    status, _report, out, err, _left = doctor_command(["check", "--format", "github", "."],
+                                                      tmp_path)
     assert status == 1 and out.count("\n") == 1 and "file=nb.ipynb,line=1,col=7," in out
     assert err.startswith("doctor: warning: broken.ipynb: is not a notebook: not valid JSON")
     assert err.endswith(" (skipped)\n") and len(err.splitlines()) == 1
@@ -185,8 +185,8 @@ def test_cells_that_are_not_python_are_warned_about_and_the_rest_checked(tmp_pat
                       "from torch.utils.data import DataLoader\n"
                       "loader = DataLoader([1], num_workers=2, collate_fn=lambda b: b)\n")
     (tmp_path / "nb.ipynb").write_text(source)
-    status, _report, out, err, _left = run_doctor(["check", "--format", "github", "nb.ipynb"],
-                                                  tmp_path)
+    status, _report, out, err, _left = doctor_command(["check", "--format", "github", "nb.ipynb"],
+                                                      tmp_path)
     assert status == 1 and "line=2,col=52,title=DLW102::cell 3: lambda" in out, (out, err)
     assert err.startswith("doctor: warning: nb.ipynb:cell 2:1: not valid Python: ")
     assert err.endswith(" (skipped)\n") and len(err.splitlines()) == 1
@@ -196,7 +196,7 @@ def test_fix_and_diff_refuse_a_notebook(tmp_path):
     shutil.copy(NOTEBOOKS / "dlw102_collate_lambda.ipynb", tmp_path / "nb.ipynb")
     before = (tmp_path / "nb.ipynb").read_bytes()
     for option in ("--fix", "--diff"):
-        status, _report, out, err, _left = run_doctor(["check", option, "nb.ipynb"], tmp_path)
+        status, _report, out, err, _left = doctor_command(["check", option, "nb.ipynb"], tmp_path)
         assert (status, out) == (2, "")
         assert err == "doctor: error: nb.ipynb: check --fix and --diff patch Python files, " \
                       "not notebooks; the findings say what to change\n"
@@ -207,7 +207,7 @@ def test_fix_on_a_folder_leaves_its_notebooks_alone(tmp_path):
     shutil.copy(NOTEBOOKS / "dlw102_collate_lambda.ipynb", tmp_path / "nb.ipynb")
     shutil.copy(find("dlw102_collate.py"), tmp_path / "train.py")
     before = (tmp_path / "nb.ipynb").read_bytes()
-    status, _report, out, err, _left = run_doctor(["check", "--fix", "."], tmp_path)
+    status, _report, out, err, _left = doctor_command(["check", "--fix", "."], tmp_path)
     assert status == 1, err
     assert (tmp_path / "nb.ipynb").read_bytes() == before
     assert (tmp_path / "train.py").read_text() != find("dlw102_collate.py").read_text()

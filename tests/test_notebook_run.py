@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import needs
-from doctor_run import run_doctor
+from doctor_run import doctor_command, run_doctor
+from tiers import starts_torch
 
 pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
@@ -109,7 +110,7 @@ def test_a_clean_notebook_runs_with_nothing_to_say(folder, name, args, outcome):
 ])
 def test_a_notebook_that_cannot_run_is_one_line_and_exit_2(tmp_path, text, expected):
     (tmp_path / "bad.ipynb").write_text(text)
-    status, report, out, err, left = run_doctor(["bad.ipynb"], tmp_path, limit=PATIENCE_S)
+    status, report, out, err, left = doctor_command(["bad.ipynb"], tmp_path, limit=PATIENCE_S)
     assert status == 2 and out == "" and not left
     assert err.count("\n") == 1 and err.startswith("doctor: error: bad.ipynb") \
         and expected in err, err
@@ -117,7 +118,7 @@ def test_a_notebook_that_cannot_run_is_one_line_and_exit_2(tmp_path, text, expec
 
 def test_a_notebook_takes_no_arguments(tmp_path):
     shutil.copy(NOTEBOOKS / "clean_dataset_from_module.ipynb", tmp_path / "nb.ipynb")
-    status, _report, _out, err, _left = run_doctor(["nb.ipynb", "--epochs", "1"], tmp_path)
+    status, _report, _out, err, _left = doctor_command(["nb.ipynb", "--epochs", "1"], tmp_path)
     assert status == 2 and err == "doctor: error: a notebook takes no arguments (got " \
         "--epochs 1)\n", err
 
@@ -135,16 +136,23 @@ PLUGIN_CELLS = [
 def test_the_pytest_check_names_a_class_from_a_notebook_cell(tmp_path):
     """As under ipytest: the fixture's check, called in a kernel, on a cell's class."""
     nbformat = pytest.importorskip("nbformat")
-    from nbclient import NotebookClient
-
-    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in PLUGIN_CELLS])
-    NotebookClient(book, timeout=PATIENCE_S, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    book = _executed(nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c) for c in PLUGIN_CELLS]), tmp_path)
     text = "".join(out.get("text", "") for out in book.cells[2].outputs)
     assert text.startswith("FAILED: Failed DLW104 "), text
     assert "dataset: instance of class 'Squares' in an interactive session (a notebook " \
            "cell, IPython or the REPL), whose __main__ workers cannot import" in text, text
     assert "error: AttributeError: Can't get attribute 'Squares' on <module '__main__'" in text
+
+
+@starts_torch
+def _executed(book, folder):
+    """``book`` run in a real Jupyter kernel whose cells start torch."""
+    from nbclient import NotebookClient
+
+    NotebookClient(book, timeout=PATIENCE_S, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return book
 
 
 HANG_CELLS = [

@@ -23,6 +23,7 @@ from doctor.patches._cst import Tree
 from doctor.patches import CODES, fixed_source, make_patch, maker, unified_diff
 from flake8_dlworker.catalog import RULES
 from fixture_markers import FIXTURES, expected_findings, find, fixture_files, modules_beside
+from tiers import run_python, starts_torch
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,9 +122,8 @@ def test_package_main_definition_moves_to_a_new_module(tmp_path):
     done = subprocess.run(["git", "apply"], input=diff, text=True, cwd=tmp_path,
                           capture_output=True)
     assert done.returncode == 0, done.stderr
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "spawn_run.py"),
-                          "-m", "dlw104_pkg"], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=600, env=_env())
+    run = run_python([str(ROOT / "tests" / "spawn_run.py"), "-m", "dlw104_pkg"],
+                     cwd=tmp_path, capture_output=True, text=True, timeout=600, env=_env())
     assert (run.returncode, run.stdout) == (0, "6.0\n22.0\n38.0\n54.0\n"), run.stderr[-3000:]
     lint = subprocess.run([sys.executable, "-m", "flake8", "--select", "DLW", "dlw104_pkg"],
                           cwd=tmp_path, capture_output=True, text=True)
@@ -219,6 +219,7 @@ def _fork_output(name):
     return name, {"sha256": _fingerprint(name), "stdout": run.stdout}
 
 
+@starts_torch
 def _spawn_run(args, cwd):
     return subprocess.run([sys.executable, str(ROOT / "tests" / "spawn_run.py"), *args],
                           cwd=cwd, capture_output=True, text=True, timeout=600, env=_env())

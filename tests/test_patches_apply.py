@@ -13,6 +13,7 @@ import pytest
 from doctor.diagnose import Diagnosis
 from doctor.patches import workflow, write
 from fixture_markers import find
+from tiers import starts_torch
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,6 +25,7 @@ def _env(**extra):
     return env
 
 
+@starts_torch
 def _doctor(args, cwd, **env):
     return subprocess.run([sys.executable, "-m", "doctor", *args], cwd=cwd, text=True,
                           capture_output=True, env=_env(**env), timeout=300)

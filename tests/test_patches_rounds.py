@@ -15,6 +15,7 @@ from doctor.patches import CODES, fixed_source, maker
 from doctor.patches.combine import map_line
 from doctor.patches.sites import from_probe
 from fixture_markers import FIXTURES, find, fixture_files, modules_beside
+from tiers import run_python, starts_torch
 from flake8_dlworker.catalog import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +28,7 @@ def _env():
     return env
 
 
+@starts_torch
 def _doctor(args, cwd):
     run = subprocess.run([sys.executable, "-m", "doctor", *args], cwd=cwd, text=True,
                          capture_output=True, env=_env(), timeout=600)
@@ -48,6 +50,7 @@ def _git_apply(patch, cwd):
     assert done.returncode == 0, done.stderr
 
 
+@starts_torch
 def _spawn_output(name, cwd):
     """The script's own stdout under a real spawn start method; it must exit 0."""
     run = subprocess.run([sys.executable, str(SPAWN_RUN), name], cwd=cwd, text=True,
@@ -184,9 +187,8 @@ def test_a_package_run_with_dash_m_gets_a_fix_that_creates_a_module(tmp_path):
     assert fixed.stderr.splitlines()[0] == "doctor: wrote dlw104_pkg/data.py (a new file)"
     assert (tmp_path / "dlw104_pkg" / "__main__.py.orig").is_file()
     assert "class Numbers(Dataset):" in (tmp_path / "dlw104_pkg" / "data.py").read_text()
-    spawned = subprocess.run([sys.executable, str(SPAWN_RUN), "-m", "dlw104_pkg"],
-                             cwd=tmp_path, capture_output=True, text=True, env=_env(),
-                             timeout=600)
+    spawned = run_python([str(SPAWN_RUN), "-m", "dlw104_pkg"], cwd=tmp_path,
+                         capture_output=True, text=True, env=_env(), timeout=600)
     assert (spawned.returncode, spawned.stdout) == (0, "6.0\n22.0\n38.0\n54.0\n"), \
         spawned.stderr[-3000:]
 

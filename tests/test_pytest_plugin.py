@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from flake8_dlworker.catalog import RULES
+from tiers import popen_python, starts_torch
 
 LOADERS = '''
 import os
@@ -350,6 +351,12 @@ def _line_of(source, marker):
     return next(i for i, line in enumerate(source.splitlines(), 1) if marker in line)
 
 
+@starts_torch
+def _run_pytest(pytester, *args, **kwargs):
+    """pytest in a subprocess on the project written there, whose tests start torch."""
+    return pytester.runpytest_subprocess(*args, **kwargs)
+
+
 def _write_project(pytester, tests):
     pytester.makepyfile(loaders=LOADERS, conftest=CONFTEST)
     return pytester.makepyfile(test_loaders=tests).read_text()
@@ -415,7 +422,7 @@ def _check_failure(section, code, culprit, values, method="spawn"):
 def test_spawn_checks_pass_and_fail_with_code_and_path(pytester):
     tests = _write_project(pytester, SPAWN_TESTS.replace("TIMEOUT", str(HANG_TIMEOUT)))
     started = time.monotonic()
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=400)
+    result = _run_pytest(pytester, "-p", "no:cacheprovider", timeout=400)
     elapsed = time.monotonic() - started
     failing = [name for name, expected in EXPECTED.items() if expected is not None]
     result.assert_outcomes(passed=len(EXPECTED) - len(failing), failed=len(failing))
@@ -506,7 +513,7 @@ def test_environment_reaches_the_workers(dataloader_doctor, monkeypatch):
 
 def test_warm_workers_start_clean_and_see_the_environment(pytester):
     _write_project(pytester, WARM_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
+    result = _run_pytest(pytester, "-p", "no:cacheprovider", timeout=300)
     result.assert_outcomes(passed=2)
     _assert_no_process_left(_records(pytester))
 
@@ -551,8 +558,8 @@ def test_lambda(dataloader_doctor):
 
 def test_fresh_workers_option_spawns_new_interpreters(pytester):
     _write_project(pytester, FRESH_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--dlw-fresh-workers",
-                                           timeout=300)
+    result = _run_pytest(pytester, "-p", "no:cacheprovider", "--dlw-fresh-workers",
+                         timeout=300)
     result.assert_outcomes(passed=1, failed=1)
     section = _sections(result.stdout.lines)["test_lambda"]
     assert section[0] == "DLW102 %s (start method: spawn)" % RULES["DLW102"].title
@@ -582,8 +589,8 @@ def test_fork_asked_but_forkserver_forced(dataloader_doctor):
 
 def test_start_method_option_overrides_every_check(pytester):
     _write_project(pytester, OVERRIDE_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
-                                           "--dlw-start-method", "forkserver", timeout=300)
+    result = _run_pytest(pytester, "-p", "no:cacheprovider",
+                         "--dlw-start-method", "forkserver", timeout=300)
     result.assert_outcomes(passed=1, failed=1)
     section = _sections(result.stdout.lines)["test_fork_asked_but_forkserver_forced"]
     assert section[0] == "DLW102 %s (start method: forkserver)" % RULES["DLW102"].title
@@ -618,8 +625,8 @@ def test_lambda(dataloader_doctor):
 def test_works_under_xdist(pytester):
     pytest.importorskip("xdist")
     _write_project(pytester, XDIST_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2",
-                                           "--dlw-start-method", "forkserver", timeout=300)
+    result = _run_pytest(pytester, "-p", "no:cacheprovider", "-n", "2",
+                         "--dlw-start-method", "forkserver", timeout=300)
     result.assert_outcomes(passed=1, failed=1)
     assert "DLW102 %s (start method: forkserver)" % RULES["DLW102"].title in result.stdout.str()
     records = _records(pytester)
@@ -642,8 +649,8 @@ def test_interrupted(dataloader_doctor):
                     reason="sends SIGINT to a POSIX process")
 def test_ctrl_c_during_a_check_ends_its_workers(pytester):
     _write_project(pytester, INTERRUPT_TESTS)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_loaders.py"],
+    proc = popen_python(
+        ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_loaders.py"],
         cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
     try:

@@ -26,6 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flake8_dlworker.catalog import RULES
+from tiers import starts_torch
 from flake8_dlworker.testing import (
     Culprit, UnpicklableError, _draw, assert_picklable, find_unpicklable,
     find_unpicklable_in_loader, random_generators)
@@ -90,6 +91,7 @@ def _noop(*args):
     pass
 
 
+@starts_torch
 def spawn_start_error(obj):
     """The error a real spawn ``Process.start()`` raises for ``obj``, as the culprit writes it."""
     proc = multiprocessing.get_context("spawn").Process(target=_noop, args=(obj,))
@@ -123,11 +125,16 @@ def test_good_objects_are_none_and_really_reach_a_spawned_worker():
     for obj in good:
         assert find_unpicklable(obj) is None, obj
         assert_picklable(obj)  # does not raise
-    ctx = multiprocessing.get_context("spawn")
-    proc = ctx.Process(target=_noop, args=tuple(good))
+    assert _spawned_exit(good) == 0
+
+
+@starts_torch
+def _spawned_exit(objects):
+    """The exit status of a real spawned worker given ``objects``."""
+    proc = multiprocessing.get_context("spawn").Process(target=_noop, args=tuple(objects))
     proc.start()
     proc.join(120)
-    assert proc.exitcode == 0
+    return proc.exitcode
 
 
 # --- functions and classes that a worker cannot import ---------------------------
@@ -495,6 +502,7 @@ CHILD_CHECK = textwrap.dedent('''
 ''')
 
 
+@starts_torch
 def _run_child_check(tmp_path, args, cwd):
     proc = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120)

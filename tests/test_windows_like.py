@@ -11,7 +11,7 @@ import windows_like
 from doctor_run import run_doctor
 from fixture_markers import folder
 from test_doctor_hardening import FOREVER, Doctor
-from test_pytest_plugin import CONFTEST, LOADERS, _assert_no_process_left, _records
+from test_pytest_plugin import CONFTEST, LOADERS, _assert_no_process_left, _records, _run_pytest
 
 PATIENCE_S = 600
 
@@ -96,7 +96,7 @@ def test_the_pytest_plugin_checks_and_ends_its_workers(pytester, monkeypatch, tm
     for name, value in windows_like.environment(tmp_path / "shim").items():
         monkeypatch.setenv(name, value)
     pytester.makepyfile(loaders=LOADERS, conftest=CONFTEST, test_loaders=PLUGIN_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=PATIENCE_S)
+    result = _run_pytest(pytester, "-p", "no:cacheprovider", timeout=PATIENCE_S)
     result.assert_outcomes(passed=1, failed=3)
     text = result.stdout.str()
     assert "DLW102" in text and "DLW205" in text and "KeyError: 'missing'" in text
