@@ -122,13 +122,21 @@ def expected(path):
     return code, line
 
 
-def _cases():
+#: the real runs the fast tier keeps, one per way a run can go: a pickling crash, an
+#: unguarded start, a handle, a worker killed by a signal, a native crash, a hang, a
+#: clean run
+E2E = {"dlw102_collate.py", "dlw101_loop.py", "dlw108_open_file.py", "dlw201_sigkill.py",
+       "dlw203_segfault.py", "dlw206_timeout.py", "clean_two_loaders.py"}
+
+
+def _cases(e2e=()):
     for target, cwd, path in recordings.cases():
-        yield pytest.param(target, cwd, path,
+        marks = [pytest.mark.e2e] if path.name in e2e else []
+        yield pytest.param(target, cwd, path, marks=marks,
                            id=path.parent.name if path.name == "__main__.py" else short(path))
 
 
-@pytest.mark.parametrize("target, cwd, path", list(_cases()))
+@pytest.mark.parametrize("target, cwd, path", list(_cases(E2E)))
 def test_fixture_under_the_doctor(target, cwd, path):
     status, report, _out, output, left = run_doctor(recordings.doctor_args(path, target), cwd)
     # with --json the script's own stdout and stderr pass through on stderr

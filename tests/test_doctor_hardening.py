@@ -125,7 +125,9 @@ def _doctor_folders(folder):
 
 # -- 1. signals to the doctor --------------------------------------------------------
 
-@pytest.mark.parametrize("signals", [("SIGTERM",), ("SIGHUP",), ("SIGINT", "SIGINT")])
+@pytest.mark.parametrize("signals", [
+    pytest.param(("SIGTERM",), marks=pytest.mark.e2e),  # the fast tier keeps this one
+    ("SIGHUP",), ("SIGINT", "SIGINT")])
 def test_a_signal_ends_the_tree_reports_and_exits_128_plus_it(tmp_path, signals):
     (tmp_path / "train.py").write_text(FOREVER)
     # a short folder of its own: torch passes tensors through Unix sockets made under

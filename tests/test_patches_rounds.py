@@ -63,6 +63,7 @@ def _fixed_rounds(report):
     return [r for r in report["fix"]["rounds"] if r["fixed"]]
 
 
+@pytest.mark.e2e  # the fast tier keeps this real fix round
 def test_two_causes_one_patch_and_apply_converges(tmp_path):
     """A lambda and no guard: one round fixes both, the re-run passes, --apply writes
     the same text that the reported diff gives with git apply."""
