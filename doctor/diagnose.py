@@ -761,7 +761,7 @@ def dlw206(ev):
     stuck = stuck_thread(ev.stacks, is_library, main_waiting=ev.source == "log")
     if found:
         diag = Diagnosis("DLW206", "certain", [_first_line(found[1])])
-    elif ev.outcome == "timeout":
+    elif ev.outcome == "timeout" or _ended_by_a_signal(ev):
         diag = _stuck_at_timeout(ev, stuck)
     elif stuck is not None:
         diag = Diagnosis("DLW206", "likely", [
@@ -789,21 +789,29 @@ def dlw206(ev):
     return diag if diag.path else _locate(diag, ev, found[0] if found else None)
 
 
+def _ended_by_a_signal(ev):
+    """A run the doctor ended because it received SIGINT, SIGTERM or SIGHUP."""
+    return ev.source == "run" and ev.outcome == "stopped" and \
+        ev.hints.get("stopped_by") == "signal"
+
+
 def _stuck_at_timeout(ev, stuck):
-    """DLW206 from a run ended by --timeout, only when the evidence shows a stuck loader:
-    it had workers, none delivered a batch for STUCK_S before the end, and a stack shows
-    where one waits. A run whose batches still flowed, whose workers were still starting
-    (spawn re-imports everything each epoch), or that had no workers, was cut short."""
-    if ev.outcome != "timeout" or ev.source != "run" or stuck is None:
+    """DLW206 from a run ended by --timeout or by a signal to the doctor, only when the
+    evidence shows a stuck loader: it had workers, none delivered a batch for STUCK_S
+    before the end, and a stack shows where one waits. A run whose batches still flowed,
+    whose workers were still starting (spawn re-imports everything each epoch), or that
+    had no workers, was cut short."""
+    if ev.source != "run" or stuck is None:
         return None
     idle = ev.hints.get("idle_s")
     with_workers = [loader for loader in ev.loaders if loader.get("pids")]
     if not with_workers or idle is None or idle < STUCK_S:
         return None
+    ended = ("ended after %gs (--timeout)" % (ev.timeout_s or 0) if ev.outcome == "timeout"
+             else "ended by a signal to the doctor")
     return Diagnosis("DLW206", "likely", [
         "no DataLoader worker delivered a batch in the last %.0fs before the run was "
-        "ended after %gs (--timeout); %d batches had come before" % (
-            idle, ev.timeout_s or 0, ev.hints.get("batches", 0))])
+        "%s; %d batches had come before" % (idle, ended, ev.hints.get("batches", 0))])
 
 
 #: the words with which torch, Lightning and users' own checks report the same samples

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 
+from doctor import keeper, sandbox, signals
 from flake8_dlworker.notebook import NotebookError, is_notebook, read  # noqa: F401
 
 
@@ -138,30 +139,27 @@ def verify(fixed, diag, start_method, timeout=None):
     import tempfile
 
     from doctor.diagnose import diagnose
-    from doctor.patches.workflow import VERIFY_BATCHES, VERIFY_TIMEOUT_S, _copy_folder
+    from doctor.patches.rounds import ran_through
+    from doctor.patches.workflow import VERIFY_BATCHES, VERIFY_TIMEOUT_S
     from doctor.supervisor import Run
 
     folder = os.path.dirname(os.path.realpath(fixed.path))
     timeout = timeout or VERIFY_TIMEOUT_S
-    with tempfile.TemporaryDirectory(prefix="dlw-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=keeper.folder_prefix("verify")) as tmp:
         copy = os.path.join(tmp, os.path.basename(folder) or "notebook")
-        _copy_folder(folder, copy)
-        notebook = os.path.join(copy, os.path.basename(fixed.path))
-        if os.path.lexists(notebook):
-            os.unlink(notebook)  # a link to the user's notebook: never written through
-        with open(notebook, "w", encoding="utf-8", newline="") as handle:
-            handle.write(fixed.after)
-        with open(os.path.join(copy, os.path.basename(fixed.module_path)), "x",
-                  encoding="utf-8") as handle:
-            handle.write(fixed.module_text)
+        copied = sandbox.Copy(folder, copy)
+        notebook = copied.put(fixed.path, fixed.after)
+        copied.put(fixed.module_path, fixed.module_text, new=True)
+        originals = copied.watch()
         with open(os.devnull, "w") as sink:
             ev = Run([notebook], start_method=start_method, timeout=timeout,
                      max_batches=VERIFY_BATCHES, stdout=sink).run()
+        ev.hints["wrote_through_links"] = sandbox.changed(originals)
         book = read(notebook)
         ev.static = static_findings(notebook, book, start_method)
         found = diagnose(ev)
     codes = sorted({d.code for d in found if d.confidence == "certain"})
-    diag.verified = ev.outcome in ("passed", "stopped") and not codes
+    diag.verified = ran_through(ev) and not codes
     diag.evidence.append(
         "re-run of the patched notebook under %s (--max-batches %d, --timeout %gs): "
         "outcome %s, %d batch(es)%s" % (
@@ -174,7 +172,17 @@ def _apply(fixed, diag, force, out):
     """The new module first (never over an existing file), then the notebook, atomically
     and with a backup (:mod:`doctor.patches.write`)."""
     from doctor.patches import write
+    from doctor.patches.workflow import under_cwd
 
+    if signals.received() is not None:
+        print("doctor: not written: %s: the doctor received %s"
+              % (fixed.path, signals.name(signals.received())), file=out)
+        return False
+    outside = [p for p in (fixed.path, fixed.module_path) if not under_cwd(p)]
+    if outside:
+        print("doctor: not written: %s lies outside the working directory" % outside[0],
+              file=out)
+        return False
     if not (diag.verified or force):
         print("doctor: not written: %s: the %s patch was not verified (--force writes it)"
               % (fixed.path, diag.code), file=out)

@@ -34,9 +34,11 @@ TRACKER_COMMAND = "from multiprocessing.resource_tracker import main"
 
 
 class ProcessTree:
-    def __init__(self, root_pid, token):
+    def __init__(self, root_pid, token, spare=()):
         self.root_pid = root_pid
         self.token = token
+        #: processes of the doctor's own that are no member (the keeper, doctor.keeper)
+        self.spare = set(spare)
         self.session = platforms.session_of(root_pid)
         #: whether a resource tracker cleaned up after processes this tree killed (it
         #: warns of "leaked" objects then: theirs, not the script's)
@@ -69,6 +71,8 @@ class ProcessTree:
                 elif by_environment and self._carries_token(proc):
                     found[proc.pid] = proc
         found.pop(own, None)
+        for pid in self.spare:
+            found.pop(pid, None)
         return list(found.values()) if zombies else [p for p in found.values() if alive(p)]
 
     def _carries_token(self, proc):

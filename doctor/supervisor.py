@@ -20,7 +20,7 @@ import uuid
 
 import psutil
 
-from doctor import forecast, memory, process_tree, signals, status
+from doctor import forecast, keeper, memory, process_tree, signals, status
 from doctor.available import available_bytes
 from doctor.agent import EVENTS, MAX_BATCHES, OWN, START_METHOD, stack_path
 from doctor.evidence import Evidence, WorkerExit, read_events, to_json
@@ -76,7 +76,8 @@ class Run:
     # -- the run ----------------------------------------------------------------------
     def run(self):
         platforms.become_subreaper()
-        tmp = tempfile.mkdtemp(prefix="dlw-doctor-")
+        keeper.remove_dead_runs()
+        tmp = tempfile.mkdtemp(prefix=keeper.folder_prefix("doctor"))
         try:
             return self._run_in(tmp)
         finally:
@@ -103,11 +104,18 @@ class Run:
         self.timeline = None if os.environ.get(NO_TIMELINE) else memory.Timeline(started)
         if signals.received() is not None:  # ended before it began
             return self._evidence("stopped", [], 0.0)
+        # ends the tree should the doctor die before it does (SIGKILL, OOM killer)
+        self.keeper = keeper.Keeper(token, tmp)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "doctor.agent.boot", *self.target],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
             env=env, **platforms.own_session_options())
-        self.tree = process_tree.ProcessTree(self.proc.pid, token)
+        self.tree = process_tree.ProcessTree(self.proc.pid, token,
+                                             spare=[self.keeper.proc.pid])
+        try:
+            self.keeper.watch(self.proc.pid, psutil.Process(self.proc.pid).create_time())
+        except psutil.Error:  # already gone
+            pass
         readers = [
             threading.Thread(target=self._pump, args=(self.proc.stdout, self.stdout, False),
                              daemon=True),
@@ -129,6 +137,7 @@ class Run:
                 self._ask_for_stacks(events_path)
             self.ended = time.monotonic()
             self._end_tree()
+            self.keeper.close()
             self._drain(readers)
             if self.status:
                 self.status.clear()
@@ -342,6 +351,13 @@ class Run:
             self.parser.close()
         code = self.proc.returncode if self.proc is not None else None
         exit_code = 128 - code if code is not None and code < 0 else code
+        stopped_by = None
+        if signals.received() is not None and outcome in ("stopped", None):
+            stopped_by = "signal"
+        elif any(e.get("event") == "stopped" for e in events):
+            stopped_by = "max-batches"
+        elif outcome == "stopped":
+            stopped_by = "the doctor"  # RESPAWN_LIMIT
         if any(e.get("event") == "stopped" for e in events):
             outcome = "stopped"
         if outcome == "stopped" and signals.received() is not None:
@@ -388,6 +404,8 @@ class Run:
                 if e.get("event") == "worker_start"})
             ev.forecast = forecast.for_run(ev)
         ev.hints["elapsed_s"] = elapsed
+        if outcome == "stopped":  # who stopped it: only --max-batches' stop is a finished run
+            ev.hints["stopped_by"] = stopped_by
         ev.hints["batches"] = sum(1 for e in events if e.get("event") == "batch")
         if self.last_progress is not None:  # seconds from the last progress to the end
             ev.hints["idle_s"] = round(self.ended - self.last_progress, 2)

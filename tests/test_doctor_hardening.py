@@ -5,6 +5,7 @@ bounds, never for a fixed time."""
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -53,13 +54,14 @@ class Doctor:
     """``python -m doctor`` started in the background, its stderr read as it comes."""
 
     @starts_torch
-    def __init__(self, args, cwd, env=None):
+    def __init__(self, args, cwd, env=None, own_group=False):
         self.token = "hardening-%d-%d" % (os.getpid(), id(self))
         full_env = dict(os.environ, **(env or {}))
         full_env[TOKEN] = self.token
         self.proc = subprocess.Popen([sys.executable, "-m", "doctor", *args], cwd=cwd,
                                      env=full_env, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=own_group)
         self.err = []
         self.lines = queue.Queue()
         self.out = []
@@ -144,10 +146,151 @@ def test_a_signal_ends_the_tree_reports_and_exits_128_plus_it(tmp_path, signals)
     report = json.loads(out)  # exactly one JSON object
     assert report["outcome"] == "stopped"
     assert any(signals[0] in note for note in report["notes"]), report["notes"]
+    # batches were flowing when the signal came: a healthy run cut short, not a hang
+    assert report["diagnoses"] == [], report["diagnoses"]
     assert not left, left
     assert not _doctor_folders(temp)
     assert not os.listdir(temp), os.listdir(temp)
     os.rmdir(temp)
+
+
+def test_sigkill_of_the_doctors_group_ends_the_run_and_a_later_run_removes_its_folder(
+        tmp_path):
+    """``kill -KILL -- -PGID`` of the doctor (``timeout -k``, a CI runner's group kill):
+    the target runs in a session of its own, which that never reaches; the keeper ends
+    it, its workers and its resource tracker, and removes the run's folder. A folder a
+    dead doctor left anyway is removed by the next run."""
+    (tmp_path / "train.py").write_text(FOREVER)
+    temp = tempfile.mkdtemp(prefix="dlw-t-")
+    try:
+        doctor = Doctor(["--json", "train.py"], tmp_path, env={"TMPDIR": temp},
+                        own_group=True)
+        doctor.wait_for("first batch")  # the target and its two workers are running
+        assert len(leftovers(doctor.token)) >= 4  # target, 2 workers, tracker, keeper
+        os.killpg(doctor.proc.pid, signal.SIGKILL)
+        doctor.proc.wait(PATIENCE_S)
+        deadline = time.monotonic() + 5
+        while leftovers(doctor.token) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not leftovers(doctor.token), [p.cmdline() for p in leftovers(doctor.token)]
+        assert not _doctor_folders(temp)
+        gone = subprocess.Popen(["true"])
+        gone.wait()  # a pid whose doctor is dead
+        left_behind = os.path.join(temp, "dlw-doctor-%d-x1y2" % gone.pid)
+        os.makedirs(os.path.join(left_behind, "t"))
+        (tmp_path / "quick.py").write_text("print('quick')\n")
+        status, _report, _out, err, _left = run_doctor(["quick.py"], tmp_path,
+                                                       env={"TMPDIR": temp})
+        assert status == 0, err
+        assert not os.path.exists(left_behind)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+#: a healthy run whose workers spend their time in the user's own __getitem__: a stack
+#: dump taken at any moment shows a worker in user code
+HEALTHY_USER_DATASET = textwrap.dedent("""\
+    import time
+    from torch.utils.data import DataLoader, Dataset
+
+
+    class Measured(Dataset):
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, i):
+            time.sleep(0.2)  # reading and decoding a sample
+            return float(i)
+
+
+    def main():
+        loader = DataLoader(Measured(), batch_size=2, num_workers=2, persistent_workers=True)
+        for epoch in range(10 ** 6):
+            for i, batch in enumerate(loader):
+                print("batch", epoch, i, flush=True)
+
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_a_healthy_run_ended_by_a_signal_is_no_hang(tmp_path, name):
+    """Batches flowing when Ctrl-C or SIGTERM comes: the stacks the doctor takes show a
+    worker in the dataset's code, as at any moment of a healthy run; that is no hang."""
+    (tmp_path / "train.py").write_text(HEALTHY_USER_DATASET)
+    doctor = Doctor(["--json", "train.py"], tmp_path)
+    doctor.wait_for("batch 0 6\n")  # batches have been flowing for a while
+    doctor.proc.send_signal(getattr(signal, name))
+    status, out, err, left = doctor.finish()
+    assert status == 128 + getattr(signal, name), err[-3000:]
+    report = json.loads(out)
+    assert report["outcome"] == "stopped" and report["diagnoses"] == [], report["diagnoses"]
+    assert not left
+
+
+#: crashes under spawn (a lambda collate_fn); its fixed copy runs slowly, a second a
+#: sample, so that a signal can reach the doctor while it re-runs the copy
+SLOW_WHEN_FIXED = textwrap.dedent("""\
+    import time
+    from torch.utils.data import DataLoader, Dataset
+
+
+    class Slow(Dataset):
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, i):
+            time.sleep(1)
+            return i
+
+
+    def main():
+        for batch in DataLoader(Slow(), batch_size=2, num_workers=2,
+                                collate_fn=lambda batch: batch):
+            print(batch, flush=True)
+
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+def _rerun_started(token):
+    """Whether the doctor's re-run of a patched copy has started (its target runs from
+    the doctor's temporary copy)."""
+    for proc in leftovers(token):
+        try:
+            command = " ".join(proc.cmdline())
+        except Exception:
+            continue
+        if "doctor.agent.boot" in command and ("dlw-rounds-" in command or
+                                               "dlw-verify-" in command):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("option, name", [("--apply", "SIGTERM"), ("--verify", "SIGINT")])
+def test_a_signal_during_the_fix_rerun_writes_nothing_and_verifies_nothing(
+        tmp_path, option, name):
+    (tmp_path / "train.py").write_text(SLOW_WHEN_FIXED)
+    doctor = Doctor(["--json", option, "train.py"], tmp_path)
+    deadline = time.monotonic() + PATIENCE_S
+    while not _rerun_started(doctor.token):  # an event: the copy's target is running
+        assert doctor.proc.poll() is None and time.monotonic() < deadline, \
+            "".join(doctor.err)[-3000:]
+        time.sleep(0.05)
+    doctor.proc.send_signal(getattr(signal, name))
+    status, out, err, left = doctor.finish()
+    assert status == 128 + getattr(signal, name), err[-3000:]
+    assert not left, left
+    report = json.loads(out)
+    assert report["fix"]["verified"] is not True
+    assert not any(d["verified"] for d in report["diagnoses"]), report["diagnoses"]
+    assert "doctor: wrote" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+    assert (tmp_path / "train.py").read_text() == SLOW_WHEN_FIXED
 
 
 def test_ctrl_c_in_the_terminal_report(tmp_path):

@@ -104,6 +104,23 @@ def test_a_clean_notebook_runs_with_nothing_to_say(folder, name, args, outcome):
     assert not list(folder.glob("*_defs.py"))
 
 
+def test_apply_writes_no_notebook_outside_the_working_directory(tmp_path, folder):
+    """``--apply ../elsewhere/nb.ipynb``: the fix is shown and proved, but neither the
+    notebook, nor its new module, nor a backup is written outside the working directory,
+    as for a script."""
+    work = tmp_path / "work"
+    work.mkdir()
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    status, report, _out, err, left = run_doctor(
+        ["--json", "--apply", "../notebooks/dlw102_collate_lambda.ipynb"], work,
+        limit=PATIENCE_S)
+    assert not left, left
+    assert status == 1 and report["diagnoses"][0]["code"] == "DLW102", err[-3000:]
+    assert "lies outside the working directory" in err, err[-3000:]
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    assert not list(work.iterdir())
+
+
 @pytest.mark.parametrize("text, expected", [
     ("{not json", "is not a notebook: not valid JSON"),
     (json.dumps({"nbformat": 5, "nbformat_minor": 0, "metadata": {}, "cells": []}),

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from doctor import sandbox
 from doctor.diagnose import Diagnosis
 from doctor.patches import workflow, write
 from fixture_markers import find
@@ -152,8 +153,9 @@ def test_check_diff_without_findings_prints_nothing(tmp_path):
 
 
 def test_verify_copy_never_writes_through_links(tmp_path, monkeypatch):
-    """The re-run's copy: Python files really copied (a linked one too), data linked,
-    packages copied; a real re-run of the copy leaves the user's files as they were."""
+    """The re-run's copy: Python files really copied (a linked one too), small data
+    copied, packages copied; a real re-run of the copy leaves the user's files as they
+    were."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "helper.py").write_text("X = 1\n")
@@ -166,8 +168,9 @@ def test_verify_copy_never_writes_through_links(tmp_path, monkeypatch):
     shutil.copy(find("dlw102_collate.py"), work / "train.py")
     before = (work / "train.py").read_text()
     copy = tmp_path / "copy"
-    workflow._copy_folder(str(work), str(copy), set())
-    assert (copy / "data").is_symlink() and (copy / "pkg" / "__init__.py").is_file()
+    sandbox.Copy(str(work), str(copy))
+    assert (copy / "data" / "x.bin").is_file() and (copy / "pkg" / "__init__.py").is_file()
+    assert not (copy / "data").is_symlink() and not (copy / "data" / "x.bin").is_symlink()
     assert not (copy / "pkg").is_symlink() and not (copy / "helper.py").is_symlink()
     assert not (copy / "train.py").is_symlink()
     monkeypatch.chdir(work)
@@ -178,6 +181,87 @@ def test_verify_copy_never_writes_through_links(tmp_path, monkeypatch):
     assert (work / "train.py").read_text() == before
     assert (elsewhere / "helper.py").read_text() == "X = 1\n"
     assert sorted(p.name for p in work.iterdir()) == ["data", "helper.py", "pkg", "train.py"]
+
+
+WRITES_BESIDE_ITSELF = """\
+import json
+import os
+
+from torch.utils.data import DataLoader
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    with open(os.path.join(HERE, "config.json"), "w") as handle:
+        json.dump({"written_by": HERE}, handle)
+    with open(os.path.join(HERE, "history.log"), "a") as handle:
+        handle.write("one more run\\n")
+    with open(os.path.join(HERE, "data", "seen.txt"), "a") as handle:
+        handle.write("seen\\n")
+    loader = DataLoader(list(range(8)), batch_size=2, num_workers=2,
+                        collate_fn=lambda batch: batch)
+    for batch in loader:
+        print(batch)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _files(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def test_verify_and_apply_change_nothing_outside_the_copy_but_what_apply_writes(tmp_path):
+    """A script that writes config.json, appends to history.log and to a file of its data
+    folder beside itself: the doctor's run of the script itself does so once; the
+    re-runs of --verify and --apply, in a copy, change no file of the user's folder
+    (only the one --apply reports writing, and its backup)."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "seen.txt").write_text("seen before\n")
+    (tmp_path / "history.log").write_text("my first run\n")
+    (tmp_path / "train.py").write_text(WRITES_BESIDE_ITSELF)
+    own_run = {"config.json": ('{"written_by": %s}' % json.dumps(str(tmp_path))).encode(),
+               "history.log": b"my first run\none more run\n",
+               "data/seen.txt": b"seen before\nseen\n",
+               "train.py": WRITES_BESIDE_ITSELF.encode()}
+    run = _doctor(["--json", "--verify", "train.py"], tmp_path)
+    assert json.loads(run.stdout)["fix"]["verified"] is True, run.stderr[-3000:]
+    assert _files(tmp_path) == own_run
+    (tmp_path / "history.log").write_text("my first run\n")
+    (tmp_path / "data" / "seen.txt").write_text("seen before\n")
+    run = _doctor(["--json", "--apply", "train.py"], tmp_path)
+    assert "doctor: wrote train.py (backup: train.py.orig)" in run.stderr, run.stderr[-3000:]
+    after = _files(tmp_path)
+    assert after.pop("train.py.orig") == own_run["train.py"]
+    assert after.pop("train.py") != own_run.pop("train.py")
+    assert after == own_run
+
+
+def test_a_large_file_is_cloned_or_linked_and_a_write_through_the_link_is_seen(
+        tmp_path, monkeypatch):
+    """Past the copy budget a file is cloned (copy-on-write) or linked; a re-run that
+    wrote through a link is seen, so that it is never taken as proof."""
+    monkeypatch.setattr(sandbox, "COPY_FILE_BYTES", 4)
+    work, copy = tmp_path / "work", tmp_path / "copy"
+    work.mkdir()
+    (work / "big.bin").write_bytes(b"0123456789")
+    (work / "small.txt").write_text("ok")
+    copied = sandbox.Copy(str(work), str(copy))
+    assert (copy / "small.txt").is_file() and not (copy / "small.txt").is_symlink()
+    state = copied.watch()
+    if not (copy / "big.bin").is_symlink():  # a clone: a write stays in the copy
+        (copy / "big.bin").write_bytes(b"changed")
+        assert (work / "big.bin").read_bytes() == b"0123456789"
+        assert sandbox.changed(state) == []
+        return
+    assert copied.linked == [str(work / "big.bin")]
+    with open(copy / "big.bin", "ab") as handle:
+        handle.write(b"more")
+    assert sandbox.changed(state) == [str(work / "big.bin")]
 
 
 def test_verify_of_a_runtime_cause_goes_past_the_crash(tmp_path):

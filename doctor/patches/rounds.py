@@ -12,12 +12,24 @@ gives the next round its diagnoses, fixed on top of the last round's text, until
 import os
 import tempfile
 
+from doctor import keeper, sandbox, signals
 from doctor.patches import maker
 from doctor.patches.combine import Request, combine, combined_diff
 from doctor.patches.sites import evidence_sites, in_project
 
 MAX_ROUNDS = 4
-_PASSED = ("passed", "stopped")
+
+
+def ran_through(ev):
+    """Whether a re-run proves its fix: it passed, or the doctor stopped it once the
+    loaders had delivered their --max-batches. A run cut short by a signal to the doctor,
+    by --timeout or by the doctor's own stop is never proof."""
+    if signals.received() is not None or ev is None or ev.hints.get("wrote_through_links"):
+        return False
+    if ev.outcome == "passed":
+        return True
+    return (ev.outcome == "stopped" and ev.hints.get("stopped_by") == "max-batches"
+            and bool(ev.hints.get("batches")))
 
 
 def requests_for(ev, diagnoses, cwd=None):
@@ -91,7 +103,14 @@ def converge(ev, diagnoses, target, start_method="spawn", max_rounds=MAX_ROUNDS,
         if ev is None:
             rounds.passed = False
             return rounds
-        rounds.passed = ev.outcome in _PASSED and not [
+        if signals.received() is not None:  # the re-run was cut short: nothing is proved
+            rounds.passed = False
+            rounds.rounds.append({"round": len(rounds.rounds) + 1, "outcome": ev.outcome,
+                                  "diagnoses": [], "fixed": [],
+                                  "note": "cut short: the doctor received %s"
+                                          % signals.name(signals.received())})
+            break
+        rounds.passed = ran_through(ev) and not [
             d for d in diagnoses if d.confidence == "certain"]
         if rounds.passed:
             rounds.rounds.append({"round": len(rounds.rounds) + 1, "outcome": ev.outcome,
@@ -107,7 +126,6 @@ def rerun(files, folder, target, start_method, max_batches, timeout, cwd):
     """Run a copy of ``folder`` with the fixed texts; (evidence, diagnoses) with paths
     in the user's folder again. (None, None) when a fixed file lies outside it."""
     from doctor.diagnose import diagnose
-    from doctor.patches.workflow import _copy_folder, _folders_above
     from doctor.static import static_findings
     from doctor.supervisor import Run
 
@@ -116,20 +134,20 @@ def rerun(files, folder, target, start_method, max_batches, timeout, cwd):
         real = os.path.realpath(path)
         if os.path.commonpath([folder, real]) != folder:
             return None, None
-        keep |= _folders_above(real, folder)
-    with tempfile.TemporaryDirectory(prefix="dlw-rounds-") as tmp:
+        keep |= sandbox.folders_above(real, folder)
+    with tempfile.TemporaryDirectory(prefix=keeper.folder_prefix("rounds")) as tmp:
         copy = os.path.join(tmp, os.path.basename(folder) or "script")
-        _copy_folder(folder, copy, keep)
+        copied = sandbox.Copy(folder, copy, keep)
         for path, fixed in files.items():
-            copied = os.path.join(copy, os.path.relpath(os.path.realpath(path), folder))
-            if os.path.lexists(copied):
-                os.unlink(copied)  # never write through a link to the user's file
-            with open(copied, "w", encoding="utf-8", newline="") as handle:
-                handle.write(fixed.after)
-        script = os.path.join(copy, os.path.relpath(os.path.realpath(target[0]), folder))
+            copied.put(path, fixed.after)
+        script = copied.place(target[0])
+        originals = copied.watch()
         with open(os.devnull, "w") as sink:
             ev = Run([script, *target[1:]], start_method=start_method, timeout=timeout,
                      max_batches=max_batches, stdout=sink).run()
+        wrote = sandbox.changed(originals)
+        if wrote:  # never proof: the re-run changed what it read through a link
+            ev.hints["wrote_through_links"] = wrote
         ev.static = static_findings(script, start_method)
         real_copy = os.path.realpath(copy)
 

@@ -11,12 +11,12 @@
   keeping a backup next to the file; never outside the working directory.
 """
 import os
-import shutil
 import sys
 import tempfile
 
+from doctor import keeper, sandbox, signals
 from doctor.patches import fixed_source, unified_diff, write
-from doctor.patches.rounds import MAX_ROUNDS, Rounds, converge, requests_for
+from doctor.patches.rounds import MAX_ROUNDS, Rounds, converge, ran_through, requests_for
 
 _GIB = 1024 ** 3
 #: batches per loader in the re-run beyond those the first run delivered before it
@@ -24,9 +24,6 @@ _GIB = 1024 ** 3
 #: the first run died (a crash that needs many batches, such as DLW204, is reached)
 VERIFY_BATCHES = 2
 VERIFY_TIMEOUT_S = 120.0
-#: folders never copied for a re-run
-_SKIP = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules",
-         ".mypy_cache", ".pytest_cache", ".tox"}
 
 
 def under_cwd(path, cwd=None):
@@ -123,36 +120,6 @@ def static_patches(ev, start_method="spawn"):
 
 # -- verify ---------------------------------------------------------------------------
 
-def _copy_folder(src, dst, keep=()):
-    """The script's folder for a re-run: Python files copied (they may be patched),
-    packages copied the same way, other folders (data) and files linked. The folders in
-    ``keep`` (those above the file to patch) are always really copied."""
-    os.makedirs(dst)
-    for entry in os.scandir(src):
-        if entry.name in _SKIP:
-            continue
-        source, target = entry.path, os.path.join(dst, entry.name)
-        if entry.is_dir(follow_symlinks=False):
-            real = os.path.realpath(source)
-            if real in keep or os.path.isfile(os.path.join(source, "__init__.py")):
-                _copy_folder(source, target, keep)
-            else:
-                os.symlink(real, target)
-        elif entry.name.endswith(".py") and entry.is_file():
-            shutil.copy2(source, target)
-        else:
-            os.symlink(os.path.realpath(source), target)
-
-
-def _folders_above(path, top):
-    found = set()
-    folder = os.path.dirname(path)
-    while folder.startswith(top) and folder != top:
-        found.add(folder)
-        folder = os.path.dirname(folder)
-    return found
-
-
 def verify(proposal, target, start_method="spawn", max_batches=VERIFY_BATCHES,
            timeout=VERIFY_TIMEOUT_S, cwd=None):
     """Re-run a patched copy; sets ``verified`` and adds what the re-run showed."""
@@ -172,28 +139,29 @@ def verify(proposal, target, start_method="spawn", max_batches=VERIFY_BATCHES,
         diag.verified = False
         diag.evidence.append("not verified: %s lies outside the script's folder" % proposal.path)
         return False
-    with tempfile.TemporaryDirectory(prefix="dlw-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=keeper.folder_prefix("verify")) as tmp:
         copy = os.path.join(tmp, os.path.basename(folder) or "script")
-        _copy_folder(folder, copy, _folders_above(patched, folder))
-        copied_file = os.path.join(copy, os.path.relpath(patched, folder))
-        if os.path.lexists(copied_file):
-            os.unlink(copied_file)  # never write through a link to the user's file
-        real_tmp = os.path.realpath(tmp)
-        if os.path.commonpath([real_tmp, os.path.realpath(copied_file)]) != real_tmp:
+        copied = sandbox.Copy(folder, copy, sandbox.folders_above(patched, folder))
+        try:
+            copied_file = copied.put(patched, proposal.after)
+        except sandbox.NotACopy:
             diag.verified = False
             diag.evidence.append("not verified: the copy of %s would not be a copy"
                                  % proposal.path)
             return False
-        with open(copied_file, "w", encoding="utf-8", newline="") as handle:
-            handle.write(proposal.after)
-        copied_script = os.path.join(copy, os.path.relpath(script, folder))
+        copied_script = copied.place(script)
+        originals = copied.watch()
         with open(os.devnull, "w") as sink:
             ev = Run([copied_script, *target[1:]], start_method=start_method,
                      timeout=timeout, max_batches=max_batches, stdout=sink).run()
         ev.static = static_findings(copied_file, start_method)
         codes = sorted({d.code for d in diagnose(ev)})
+    wrote = sandbox.changed(originals)
     gone = diag.code not in codes
-    ok = gone and ev.outcome in ("passed", "stopped")
+    ok = gone and ran_through(ev) and not wrote
+    if wrote:
+        diag.evidence.append("not verified: the re-run wrote to %s, which the copy reads "
+                             "through a link (too large to copy)" % ", ".join(wrote))
     diag.verified = ok
     diag.evidence.append(
         "re-run of the patched copy under %s (--max-batches %d, --timeout %gs): outcome %s, "
@@ -268,6 +236,10 @@ def run_all(ev, diagnoses, target=None, start_method="spawn", do_verify=False,
     if ev is not None and rounds.files:
         ev.fix = rounds.to_json()
     failed = missing = False
+    if do_apply and signals.received() is not None:
+        print("doctor: not written: the doctor received %s before the fix was proved"
+              % signals.name(signals.received()), file=out)
+        return proposals, True
     if do_apply:
         # the files a fix creates first: a file changed to import from one never
         # points at a module that is not there
@@ -275,6 +247,11 @@ def run_all(ev, diagnoses, target=None, start_method="spawn", do_verify=False,
             if not fixed.changed:
                 continue
             shown = relative_path(path)
+            if signals.received() is not None:
+                print("doctor: not written: %s: the doctor received %s" % (
+                    shown, signals.name(signals.received())), file=out)
+                failed = True
+                continue
             if fixed.created:
                 if not (rounds.passed or force):
                     print("doctor: not written: %s: the fix that creates it was not "
