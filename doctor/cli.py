@@ -9,6 +9,7 @@ import importlib.machinery
 import json
 import math
 import os
+import signal
 import stat
 import sys
 
@@ -204,6 +205,8 @@ def main(argv=None):
     except UsageError as exc:
         print("doctor: error: %s" % inert_line(exc), file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _reader_gone()
     except KeyboardInterrupt:
         print("doctor: interrupted", file=sys.stderr)
         return 3
@@ -213,6 +216,20 @@ def main(argv=None):
         if os.environ.get("DLW_DOCTOR_DEBUG"):
             raise
         return 3
+
+
+def _reader_gone():
+    """The reader of our output went away (``| head -1``): stop quietly, as Python's
+    own tools do, with the status of a process ended by SIGPIPE (128 + 13); what is
+    still buffered goes nowhere instead of raising again at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)
+    return 128 + getattr(signal, "SIGPIPE", 13)
 
 
 # -- run ----------------------------------------------------------------------------

@@ -224,11 +224,7 @@ class Run:
             text = decoder.decode(raw)
             if self.status:
                 self.status.clear()
-            try:
-                echo.write(text)
-                echo.flush()
-            except (OSError, ValueError):
-                pass
+            echo = _echo(echo, text)
             if lines is not None:
                 lines.add(text)
         if lines is not None:
@@ -445,6 +441,23 @@ def _leave_out_tracker_cleanup(ev):
         ev.notes.append("the run's resource tracker removed the semaphores and shared "
                         "memory that the processes the doctor ended had left; its warning "
                         "about leaked objects is about those")
+
+
+def _echo(stream, text):
+    """Pass ``text`` through to ``stream``; the stream to use next, None once its reader
+    has gone (``doctor train.py | head -1``): the run then ends as SIGPIPE would have
+    ended the script, and the pipe is still read to its end."""
+    if stream is None:
+        return None
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        signals.note(getattr(signal, "SIGPIPE", signal.SIGTERM))
+        return None
+    except (OSError, ValueError):
+        pass
+    return stream
 
 
 def _name(proc):

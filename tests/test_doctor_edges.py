@@ -1,0 +1,56 @@
+"""Smaller edges of the doctor's command line, each reproduced by real means: a reader
+that goes away (``| head -1``), a long stream of stderr lines, the script's stdin.
+The scripts here import no torch, so the real doctor runs them in the fast tier."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+
+from doctor_run import TOKEN, end_leftovers, leftovers
+import needs
+
+pytestmark = needs.posix
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PATIENCE_S = 300
+
+
+def _env(token):
+    return dict(os.environ, PYTHONPATH=ROOT, **{TOKEN: token})
+
+
+def _gone_within(token, bound_s):
+    deadline = time.monotonic() + bound_s
+    while leftovers(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not leftovers(token)
+
+
+def test_a_reader_that_goes_away_stops_the_run_quietly(tmp_path):
+    """``python -m doctor loud.py | head -1``: the doctor ends the script as the broken
+    pipe would have, prints no error and exits 128 + SIGPIPE."""
+    (tmp_path / "loud.py").write_text(textwrap.dedent("""\
+        import itertools
+        for n in itertools.count():
+            print("line", n, flush=True)
+    """))
+    token = uuid.uuid4().hex
+    head = subprocess.Popen([sys.executable, "-m", "doctor", "loud.py"], cwd=str(tmp_path),
+                            env=_env(token), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert head.stdout.readline().startswith(b"line 0")
+        head.stdout.close()  # what head does after its first line
+        err = head.stderr.read().decode("utf-8", "replace")
+        status = head.wait(timeout=PATIENCE_S)
+    finally:
+        if head.poll() is None:
+            head.kill()
+        ended = _gone_within(token, 30)
+        end_leftovers(token)
+    assert status == 128 + signal.SIGPIPE, err[-3000:]
+    assert "Traceback" not in err and "error" not in err, err[-3000:]
+    assert ended, "the script was left running"
