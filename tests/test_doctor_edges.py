@@ -10,7 +10,9 @@ import textwrap
 import time
 import uuid
 
-from doctor_run import TOKEN, end_leftovers, leftovers
+import pytest
+
+from doctor_run import TOKEN, doctor_command, end_leftovers, leftovers
 import needs
 
 pytestmark = needs.posix
@@ -83,3 +85,17 @@ def test_half_a_million_stderr_lines_cost_the_doctor_little(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stderr.count("epoch 1 step") == 500000
     assert doctor < 2 * plain + 3.0, (doctor, plain)
+
+
+def test_a_dead_kernel_names_its_cell_counted_from_one(tmp_path):
+    """Every message counts cells from 1 (``cell 3``), the kernel's death too."""
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("nbclient")
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_markdown_cell("# notes"),
+                  nbformat.v4.new_code_cell("x = 1"),
+                  nbformat.v4.new_code_cell("import os\nos._exit(1)")]
+    nbformat.write(book, str(tmp_path / "nb.ipynb"))
+    status, _, out, err, left = doctor_command(["nb.ipynb"], str(tmp_path), limit=PATIENCE_S)
+    assert not left, left
+    assert "the kernel died while it ran cell 3\n" in err, err[-3000:]
