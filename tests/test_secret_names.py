@@ -1,12 +1,14 @@
 """The pickle probe names the path to a culprit: every attribute name and dict key on
 that path goes through one rule (flake8_dlworker.untrusted.is_secret), so that no
 environment value of the run and no key-shaped string ever reaches a report.  Real
-objects, real pickling; nothing here imports torch."""
+objects, real pickling (in this process, without torch), and real doctor runs."""
 import functools
+import json
 import threading
 
 import pytest
 
+from doctor_run import run_doctor
 from flake8_dlworker.testing import find_unpicklable, random_generators
 from flake8_dlworker.untrusted import is_secret
 
@@ -109,3 +111,53 @@ def test_environment_values_count_unless_short_or_an_existing_path(tmp_path):
     assert is_secret("runs_%s" % PLAIN_VALUE, environ)
     assert not is_secret("1", environ)
     assert not is_secret(str(tmp_path / "data.csv"), environ)
+
+
+#: a dataset whose unpicklable part hides behind a secret name; SHARD comes from the
+#: environment of the run, under a plain name
+SECRET_SCRIPT = """\
+import os
+import threading
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Data(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return torch.tensor(i)
+
+
+def main():
+    data = Data()
+    kind = %r
+    if kind == "attribute":
+        setattr(data, %r, threading.Lock())
+    elif kind == "key":
+        data.conns = {"replica": 1, %r: threading.Lock()}
+    else:
+        data.runs = {os.environ["SHARD"]: threading.Lock()}
+    for batch in DataLoader(data, num_workers=2):
+        print(batch)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("kind", ["attribute", "key", "environment"])
+def test_no_secret_name_reaches_a_run_report(tmp_path, kind):
+    (tmp_path / "train.py").write_text(SECRET_SCRIPT % (kind, HF, PASSWORD_KEY))
+    env = {"SHARD": PLAIN_VALUE}
+    status, report, out, err, left = run_doctor(["--json", "train.py"], str(tmp_path), env=env)
+    assert not left and status == 1, err[-3000:]
+    assert report["diagnoses"][0]["code"] == "DLW108", out
+    assert "<str key #" in json.dumps(report)
+    _, _, text, err, left = run_doctor(["train.py"], str(tmp_path), env=env)
+    assert not left and "DLW108" in text, err[-3000:]
+    for secret in (HF, "Zq8LmN3", PASSWORD_KEY, "Hunter2", PLAIN_VALUE):
+        assert secret not in out and secret not in text, secret
