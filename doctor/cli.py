@@ -9,6 +9,7 @@ import importlib.machinery
 import json
 import math
 import os
+import signal
 import stat
 import sys
 
@@ -16,6 +17,7 @@ from doctor import compare, notebook_run, report, signals
 from doctor.agent import OWN
 from doctor.diagnose import diagnose
 from doctor.evidence import Evidence
+from flake8_dlworker.untrusted import inert_line
 
 START_METHODS = ("spawn", "forkserver", "fork")
 CHECK_FORMATS = ("text", "json", "sarif", "github")
@@ -201,16 +203,33 @@ def main(argv=None):
             raise UsageError("give a SCRIPT or -m MODULE to run (see --help)")
         return cmd_run(options, target)
     except UsageError as exc:
-        print("doctor: error: %s" % exc, file=sys.stderr)
+        print("doctor: error: %s" % inert_line(exc), file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _reader_gone()
     except KeyboardInterrupt:
         print("doctor: interrupted", file=sys.stderr)
         return 3
     except Exception as exc:  # the doctor's own failure: say so in one line
-        print("doctor: internal error: %s: %s" % (type(exc).__name__, exc), file=sys.stderr)
+        print("doctor: internal error: %s: %s" % (type(exc).__name__, inert_line(exc)),
+              file=sys.stderr)
         if os.environ.get("DLW_DOCTOR_DEBUG"):
             raise
         return 3
+
+
+def _reader_gone():
+    """The reader of our output went away (``| head -1``): stop quietly, as Python's
+    own tools do, with the status of a process ended by SIGPIPE (128 + 13); what is
+    still buffered goes nowhere instead of raising again at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)
+    return 128 + getattr(signal, "SIGPIPE", 13)
 
 
 # -- run ----------------------------------------------------------------------------
@@ -372,11 +391,11 @@ def _compare(options, target, path):
     if options.json:
         found = json.loads(report.json_text(last, diagnoses))
         found["compare"] = compare.to_json(runs, line)
-        sys.stdout.write(json.dumps(found, indent=2) + "\n")
+        sys.stdout.write(report.dump_json(found) + "\n")
     else:
         terminal = report.Terminal(report.use_colour(sys.stdout))
         text = "\n".join(terminal.render(ev, found) for ev, found in runs)
-        sys.stdout.write(text + "\n".join(compare.lines(runs, line)) + "\n")
+        sys.stdout.write(text + "\n".join(map(inert_line, compare.lines(runs, line))) + "\n")
     sys.stdout.flush()
     _plot(options.plot, last, path)
     if signals.received() is not None:
@@ -488,13 +507,16 @@ def cmd_check(options):
                                  "notebooks; the findings say what to change" % path)
     if options.fix:
         from doctor.patches.fix_static import fix_files
+        signals.install()  # a signal stops the writing before the next file is replaced
         fix_files([path for path, _named in files if not is_notebook(path)],
                   options.start_method)
+        if signals.received() is not None:
+            return signals.exit_status()
     ev = Evidence(source="check", target=" ".join(options.paths),
                   start_method=options.start_method, outcome="passed")
     for found, problems in sources.collect(files, options.start_method):
         for problem in problems:
-            print("doctor: warning: %s (skipped)" % problem, file=sys.stderr)
+            print("doctor: warning: %s (skipped)" % inert_line(problem), file=sys.stderr)
         ev.static.extend(found)
     status = _check_output(ev, options)
     return 0 if options.exit_zero else status

@@ -10,6 +10,8 @@ runner turns into an annotation on the line::
 A notebook's finding names the notebook, its line and column are in the cell, and the
 message starts with the cell, counted from 1 as ruff counts it (``cell 3: ...``); SARIF
 also gives the cell's 0-based index as the result's property ``cell``.
+
+File names are untrusted: both formats print them inert (:mod:`flake8_dlworker.untrusted`).
 """
 import json
 import os
@@ -18,6 +20,7 @@ from urllib.parse import quote
 import flake8_dlworker
 from flake8_dlworker.catalog import RULES, RULES_DOC_URL
 from flake8_dlworker.notebook import NotebookError, cell_name, parse
+from flake8_dlworker.untrusted import inert, inert_tree
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -133,11 +136,11 @@ def sarif_log(findings):
 
 
 def sarif_text(findings):
-    return json.dumps(sarif_log(findings), indent=2) + "\n"
+    return json.dumps(inert_tree(sarif_log(findings)), indent=2, ensure_ascii=True) + "\n"
 
 
 def _escape_data(text):
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return inert(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text):

@@ -1,4 +1,8 @@
-"""Render a report: the terminal text, or exactly SPEC.md's JSON object."""
+"""Render a report: the terminal text, or exactly SPEC.md's JSON object.
+
+Paths, evidence, notes, excerpts and patches come from logs, scripts, file names and
+exceptions: every such text is made inert (:mod:`flake8_dlworker.untrusted`) here,
+where it is printed; the catalog's own words and the report's colours are ours."""
 import json
 import os
 import shutil
@@ -8,6 +12,7 @@ import textwrap
 from doctor.diagnose import relative
 from doctor.sourcefile import read_source
 from flake8_dlworker.notebook import NotebookError, cell_place, parse
+from flake8_dlworker.untrusted import inert, inert_line, inert_tree
 
 SCHEMA = 1
 _STYLE = {"bold": "1", "red": "31", "green": "32", "yellow": "33", "dim": "2", "cyan": "36"}
@@ -77,7 +82,13 @@ def json_text(ev, diagnoses):
         found["payload"] = [dict(p, loader=_loader_place(ev, p.get("key"))) for p in ev.payload]
     if ev.forecast is not None:  # a worker's steady rise, and how long memory lasts
         found["forecast"] = ev.forecast.to_json()
-    return json.dumps(found, indent=2)
+    return dump_json(found)
+
+
+def dump_json(found):
+    """A report's JSON text: every string inert, so that ``jq -r`` prints no escape
+    sequence either, and only ASCII (``\\u`` escapes for the rest)."""
+    return json.dumps(inert_tree(found), indent=2, ensure_ascii=True)
 
 
 class Terminal:
@@ -95,11 +106,12 @@ class Terminal:
         out = []
         head = _headline(ev)
         out.append(self.style(head, "bold"))
-        out.extend(self.style("note: " + note, "yellow") for note in ev.notes)
+        out.extend(self.style("note: " + inert_line(note), "yellow") for note in ev.notes)
         if not diagnoses:
             out.append(self.style("No DataLoader worker problem found.", "green"))
             if ev.hints.get("note"):
-                out.append(ev.hints["note"][0].upper() + ev.hints["note"][1:] + ".")
+                note = inert_line(ev.hints["note"])
+                out.append(note[0].upper() + note[1:] + ".")
             out.extend(self._memory(ev))
             return "\n".join(out) + "\n"
         for number, diag in enumerate(diagnoses):
@@ -115,14 +127,14 @@ class Terminal:
             if diag.evidence:
                 out.append("  evidence:")
                 for item in diag.evidence:
-                    lines = item.split("\n")
+                    lines = inert(item).split("\n")
                     out.append("    - " + lines[0])
                     out.extend("      " + self.style(x, "dim") for x in lines[1:])
             out.append("  why: " + diag.rule.explanation)
             out.append("  fix: " + diag.rule.fix_title)
             if diag.patch:
                 out.append("  patch%s:" % (" (verified by a re-run)" if diag.verified else ""))
-                out.extend("    " + x for x in diag.patch.rstrip("\n").split("\n"))
+                out.extend("    " + x for x in inert(diag.patch).rstrip("\n").split("\n"))
         if ev.fix and (len(ev.fix["rounds"]) > 1
                        or not any(d.patch == ev.fix["patch"] for d in diagnoses)):
             out.extend(self._fix(ev.fix))  # not when it only repeats the one patch
@@ -141,7 +153,7 @@ class Terminal:
         out = [""] + memory_chart.chart_lines(ev.memory, encoding, width)
         more = _payload_lines(ev) + (ev.forecast.text() if ev.forecast is not None else [])
         for line in more:  # within the chart's width, as the chart is
-            out.extend(textwrap.wrap(line, width, initial_indent="  ",
+            out.extend(textwrap.wrap(inert_line(line), width, initial_indent="  ",
                                      subsequent_indent="    ", break_long_words=False))
         return out
 
@@ -153,10 +165,10 @@ class Terminal:
             True: "the patched copy passed", False: "the patched copy still fails",
             None: "not re-run; --verify re-runs it"}[fix["verified"]]]
         for entry in fix["rounds"]:
-            out.append("  round %d: %s, diagnosed %s%s" % (
+            out.append(inert_line("  round %d: %s, diagnosed %s%s" % (
                 entry["round"], entry["outcome"], ", ".join(entry["diagnoses"]) or "nothing",
-                "; fixed " + "; ".join(entry["fixed"]) if entry["fixed"] else ""))
-        out.extend("    " + x for x in fix["patch"].rstrip("\n").split("\n"))
+                "; fixed " + "; ".join(entry["fixed"]) if entry["fixed"] else "")))
+        out.extend("    " + x for x in inert(fix["patch"]).rstrip("\n").split("\n"))
         return out
 
     def _excerpt(self, path, line, roots, cell=None, around=2):
@@ -166,7 +178,7 @@ class Terminal:
         data, why = read_source(path, roots)
         if data is None:
             if os.path.lexists(path):
-                return [self.style("  (no excerpt: %s)" % why, "dim")]
+                return [self.style(inert_line("  (no excerpt: %s)" % why), "dim")]
             return []
         lines = _cell_lines(data, cell) if cell is not None else \
             data.decode("utf-8", errors="replace").splitlines()
@@ -175,18 +187,19 @@ class Terminal:
         found = []
         for number in range(max(1, line - around), min(len(lines), line + around) + 1):
             mark = ">" if number == line else " "
-            text = "  %s %4d | %s" % (mark, number, lines[number - 1])
+            text = "  %s %4d | %s" % (mark, number, inert_line(lines[number - 1]))
             found.append(self.style(text, "bold") if number == line else text)
         return found
 
 
 def _place(diag):
     """``train.py:14``, a notebook's ``train.ipynb:cell 3:2`` (as ruff prints it)."""
+    path = inert_line(diag.path)
     if not diag.line:
-        return diag.path
+        return path
     if diag.cell is not None:
-        return "%s:%s" % (diag.path, cell_place(diag.cell, diag.line))
-    return "%s:%s" % (diag.path, diag.line)
+        return "%s:%s" % (path, cell_place(diag.cell, diag.line))
+    return "%s:%s" % (path, diag.line)
 
 
 def _cell_lines(data, cell):
@@ -205,11 +218,12 @@ def _source_roots(ev):
 
 
 def _headline(ev):
+    target = inert_line(ev.target)
     if ev.source == "log":
-        return "doctor explain: %s" % ev.target
+        return "doctor explain: %s" % target
     if ev.source == "check":
-        return "doctor check: %s (read, not run; for %s)" % (ev.target, ev.start_method)
+        return "doctor check: %s (read, not run; for %s)" % (target, ev.start_method)
     what = {"crashed": "crashed", "passed": "ran to the end",
             "timeout": "was ended after the --timeout", "stopped": "was stopped"}[ev.outcome]
     status = "" if ev.exit_code is None else " (exit status %d)" % ev.exit_code
-    return "doctor: %s %s under %s%s" % (ev.target, what, ev.start_method, status)
+    return "doctor: %s %s under %s%s" % (target, what, ev.start_method, status)

@@ -9,6 +9,7 @@ agent's events arrive in a JSON-lines file.
 import codecs
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -33,6 +34,9 @@ DRAIN_S = 15.0       # after the tree ended, for the output pipes to reach their
 END_BOUND_S = 15.0   # for ending every process of the run
 DUMP_WAIT_S = 3.0    # for the processes asked for their stacks to write them
 CHUNK = 64 * 1024
+#: after a short read, how long the output may wait for more: a script that writes line
+#: by line is then passed through and parsed in blocks, not one Python round per line
+GATHER_S = 0.002
 #: child processes that died re-running unguarded code ("An attempt has been made to
 #: start a new process before the current process has finished its bootstrapping
 #: phase"): a DataLoader's workers fail once each and the loader gives up, but a Pool
@@ -221,7 +225,7 @@ class Run:
         """Copy one output stream through as it arrives (a ``\\r`` progress bar stays
         live), and feed stderr to the parser line by line, each line bounded."""
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        lines = LineSplitter(self._feed) if parse else None
+        lines = LineSplitter(self._feed_block) if parse else None
         fd = stream.fileno()
         while True:
             try:
@@ -230,14 +234,10 @@ class Run:
                 break
             if not raw:
                 break
-            text = decoder.decode(raw)
+            text = decoder.decode(_with_what_follows(fd, raw))
             if self.status:
                 self.status.clear()
-            try:
-                echo.write(text)
-                echo.flush()
-            except (OSError, ValueError):
-                pass
+            echo = _echo(echo, text)
             if lines is not None:
                 lines.add(text)
         if lines is not None:
@@ -245,11 +245,10 @@ class Run:
             lines.close()
         stream.close()
 
-    def _feed(self, line):
-        if _BOOTSTRAP_FAILURE in line:
-            self.bootstrap_failures += 1
+    def _feed_block(self, block):
+        self.bootstrap_failures += block.count(_BOOTSTRAP_FAILURE)
         with self._parser_lock:
-            self.parser.feed(line)
+            self.parser.feed_block(block)
 
     # -- the process tree -------------------------------------------------------------
     def _tree(self):
@@ -465,6 +464,39 @@ def _leave_out_tracker_cleanup(ev):
                         "about leaked objects is about those")
 
 
+def _with_what_follows(fd, raw):
+    """``raw``, and what arrives on ``fd`` within GATHER_S after a short read (up to
+    CHUNK bytes); where pipes cannot be polled (Windows), ``raw`` alone."""
+    if len(raw) >= CHUNK // 2 or os.name != "posix":
+        return raw
+    time.sleep(GATHER_S)
+    parts, size = [raw], len(raw)
+    while size < CHUNK and select.select([fd], [], [], 0)[0]:
+        more = os.read(fd, CHUNK - size)
+        if not more:  # the end: the next read sees it again
+            break
+        parts.append(more)
+        size += len(more)
+    return b"".join(parts)
+
+
+def _echo(stream, text):
+    """Pass ``text`` through to ``stream``; the stream to use next, None once its reader
+    has gone (``doctor train.py | head -1``): the run then ends as SIGPIPE would have
+    ended the script, and the pipe is still read to its end."""
+    if stream is None:
+        return None
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        signals.note(getattr(signal, "SIGPIPE", signal.SIGTERM))
+        return None
+    except (OSError, ValueError):
+        pass
+    return stream
+
+
 def _name(proc):
     """A short name for a process of the run that is neither main nor a worker."""
     try:
@@ -503,8 +535,10 @@ def _has_dump(folder, pid):
 
 
 class LineSplitter:
-    """Text in, whole lines out to ``feed``; a line longer than MAX_LINE is cut there
-    and the rest of it dropped, so one huge line costs bounded memory."""
+    """Text in, blocks of whole lines out to ``feed`` (joined by newlines, without the
+    last one), so that the parser skips quiet stretches in one step (LogParser.feed_block)
+    instead of a Python call per line; a line longer than MAX_LINE is cut there and the
+    rest of it dropped, so one huge line costs bounded memory."""
 
     def __init__(self, feed):
         self.feed = feed
@@ -513,20 +547,26 @@ class LineSplitter:
         self.cut = False
 
     def add(self, text):
-        while text:
-            newline = text.find("\n")
-            piece = text if newline < 0 else text[:newline + 1]
-            text = "" if newline < 0 else text[newline + 1:]
-            if not self.cut:
-                room = MAX_LINE - self.size
-                if len(piece) > room and not piece.endswith("\n"):
-                    piece, self.cut = piece[:room], True
-                self.partial.append(piece)
-                self.size += len(piece)
-            if newline >= 0:
-                line = "".join(self.partial)
-                self.partial, self.size, self.cut = [], 0, False
-                self.feed(line if line.endswith("\n") else line + "\n")
+        end = text.rfind("\n")
+        if end < 0:
+            self._keep(text)
+            return
+        first = text.find("\n")
+        self._keep(text[:first])
+        head = "".join(self.partial)
+        self.partial, self.size, self.cut = [], 0, False
+        self.feed(head + text[first:end])
+        self._keep(text[end + 1:])
+
+    def _keep(self, piece):
+        """The start of a line whose end has not come yet, up to MAX_LINE."""
+        if self.cut or not piece:
+            return
+        room = MAX_LINE - self.size
+        if len(piece) > room:
+            piece, self.cut = piece[:room], True
+        self.partial.append(piece)
+        self.size += len(piece)
 
     def close(self):
         if self.partial:

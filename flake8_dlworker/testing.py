@@ -40,6 +40,8 @@ import sys
 import types
 from typing import NamedTuple, Optional
 
+from flake8_dlworker.untrusted import is_secret
+
 __all__ = ["Culprit", "UnpicklableError", "find_unpicklable", "assert_picklable",
            "loader_payload", "find_unpicklable_in_loader"]
 
@@ -458,8 +460,7 @@ class _Search:
                 if id(part) in self.onpath:
                     looped = True
                     continue
-                holder = (label[1:].isidentifier() and not label.startswith(".__")
-                          and not isinstance(obj, functools.partial))
+                holder = kind == "attr" and not isinstance(obj, functools.partial)
                 if holder:
                     self.owners.append(obj)
                 try:
@@ -540,7 +541,8 @@ def _parts(obj):
     if isinstance(obj, functools.partial):
         parts = [("part", ".func", obj.func)]
         parts += [("part", ".args[%d]" % i, v) for i, v in enumerate(obj.args)]
-        parts += [("part", ".keywords[%r]" % k, v) for k, v in obj.keywords.items()]
+        parts += [("part", ".keywords%s" % _key_label(k, i), v)
+                  for i, (k, v) in enumerate(obj.keywords.items())]
         parts += _state_parts(getattr(obj, "__dict__", None) or {})
         return parts
     if isinstance(obj, types.MethodType):
@@ -611,13 +613,27 @@ def _attr_items(state, obj):
     for key, value in state.items():
         if (key in _MODULE_DICTS and isinstance(value, dict) and obj is not None
                 and _is_nn_module(obj)):
-            parts += [("part", "." + k if isinstance(k, str) and k.isidentifier()
-                       else ".%s[%r]" % (key, k), v) for k, v in value.items()]
-        elif isinstance(key, str) and key.isidentifier():
-            parts.append(("part", "." + key, value))
+            parts += [_attr_part(k, v, len(parts) + i, key) for i, (k, v) in
+                      enumerate(value.items())]
         else:
-            parts.append(("part", ".__dict__%s" % _key_label(key, len(parts)), value))
+            parts.append(_attr_part(key, value, len(parts)))
     return parts
+
+
+def attribute_label(name, position):
+    """``.name``, as a report may show the attribute ``name`` (the ``position``-th of
+    its object): see :func:`_attr_part`."""
+    return _attr_part(name, None, position)[1]
+
+
+def _attr_part(name, value, position, holder="__dict__"):
+    """``(kind, label, value)`` for an attribute: ``.name`` (kind ``attr``, an attribute
+    of the object that holds the path's next step), a dunder's ``.__name__``, or the
+    holding dict's key (``.__dict__[...]``) for a name that is no identifier or that the
+    report must not show (:func:`flake8_dlworker.untrusted.is_secret`)."""
+    if not (isinstance(name, str) and name.isidentifier()) or is_secret(name):
+        return "part", ".%s%s" % (holder, _key_label(name, position)), value
+    return ("part" if name.startswith("__") else "attr"), "." + name, value
 
 
 def _is_nn_module(obj):
@@ -634,34 +650,19 @@ def _dict_items(items):
     return parts
 
 
-#: names of environment variables whose values are secrets
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL"
-                          r"|AUTH|SESSION|COOKIE", re.I)
 #: the shape of a word a program chose as a key: shown as it is
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_ .:/-]{0,39}")
-#: prefixes of well-known credentials (Hugging Face, OpenAI, GitHub, AWS, Slack, GitLab)
-_CREDENTIAL = re.compile(r"(hf_|sk-|ghp_|gho_|ghs_|github_pat_|AKIA|ASIA|xox[abprs]-|glpat-)"
-                         r"[A-Za-z0-9_\-]{8,}")
 
 
 def _key_label(key, position):
-    """``[key]`` for a dict key, unless the key may be a secret (a token used as a key):
-    then only its type and position, so that a report never reveals it."""
-    if type(key) in _ATOMIC and not isinstance(key, (str, bytes)):
+    """``[key]`` for a dict key, unless the key may be a secret (a token used as a key,
+    :func:`flake8_dlworker.untrusted.is_secret`): then only its type and position, so
+    that a report never reveals it."""
+    if type(key) in _ATOMIC and not isinstance(key, (str, bytes)) and not is_secret(repr(key)):
         return "[%r]" % (key,)
-    if isinstance(key, str) and _PLAIN_KEY.fullmatch(key) and not _looks_secret(key):
+    if isinstance(key, str) and _PLAIN_KEY.fullmatch(key) and not is_secret(key):
         return "[%r]" % (key,)
     return "[<%s key #%d>]" % (type(key).__name__, position)
-
-
-def _looks_secret(text):
-    if _CREDENTIAL.search(text):
-        return True
-    if len(text) >= 16 and any(c.isdigit() for c in text) and any(c.isalpha() for c in text) \
-            and not any(c in text for c in " ./:_-"):
-        return True  # long, mixed letters and digits, no separator: a key, not a word
-    return any(value == text for name, value in os.environ.items()
-               if value and _SECRET_NAME.search(name))
 
 
 # --- naming the culprit -----------------------------------------------------------
@@ -917,7 +918,8 @@ def random_generators(root, name, max_depth=4, max_objects=5000):
         if depth >= max_depth:
             continue
         if type(obj) is dict:
-            items = [("%s[%r]" % (path, k), v) for k, v in list(obj.items())[:1000]]
+            items = [(path + _key_label(k, i), v)
+                     for i, (k, v) in enumerate(list(obj.items())[:1000])]
         elif type(obj) in (list, tuple):
             items = [("%s[%d]" % (path, i), v) for i, v in enumerate(obj[:1000])]
         else:
@@ -927,7 +929,8 @@ def random_generators(root, name, max_depth=4, max_objects=5000):
                 continue
             if not isinstance(attrs, dict):
                 continue
-            items = [("%s.%s" % (path, k), v) for k, v in attrs.items() if isinstance(k, str)]
+            items = [(path + attribute_label(k, i), v)
+                     for i, (k, v) in enumerate(attrs.items()) if isinstance(k, str)]
         queue.extend((v, p, depth + 1) for p, v in items)
     return found
 

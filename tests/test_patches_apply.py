@@ -386,3 +386,27 @@ def test_an_edit_made_while_the_patch_is_written_is_kept(tmp_path):
     assert proc.returncode == 1 and "not written:" in err and "changed" in err, err
     assert (tmp_path / "train.py").read_text() == edited
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_check_fix_interrupted_while_writing_leaves_only_the_file(tmp_path, number):
+    """A signal between writing the new text and replacing the file: the file is as it
+    was, and neither the temporary file nor a backup of the unchanged file is left."""
+    shutil.copy(find("dlw102_collate.py"), tmp_path / "t.py")
+    before = (tmp_path / "t.py").read_bytes()
+    proc = subprocess.Popen([sys.executable, "-m", "doctor", "check", "--fix", "t.py"],
+                            cwd=tmp_path, text=True, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=_env(**{write.PAUSE_ENV: "1"}))
+    try:
+        line = proc.stderr.readline()  # the new text is on disk, the replace is next
+        assert "replacing" in line, line + proc.stderr.read()
+        proc.send_signal(number)
+        _out, err = proc.communicate("go\n", timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + number, err
+    assert "not written" in err and signal.Signals(number).name in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.py"]
+    assert (tmp_path / "t.py").read_bytes() == before

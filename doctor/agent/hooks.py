@@ -243,6 +243,8 @@ def _python_objects(loader):
     """The dataset's large lists, dicts, sets and tuples (its attributes, and those of a
     dataset it wraps), by their length only (event ``containers``): under fork, reading
     their items writes the items' reference counts, so each worker copies those pages."""
+    from flake8_dlworker.testing import attribute_label
+
     found = []
     todo = [("dataset", getattr(loader, "dataset", None))]
     while todo and len(found) < 8:
@@ -251,8 +253,8 @@ def _python_objects(loader):
             attrs = vars(obj)
         except TypeError:
             continue
-        for attr, value in list(attrs.items())[:64]:
-            path = "%s.%s" % (name, attr)
+        for position, (attr, value) in enumerate(list(attrs.items())[:64]):
+            path = name + attribute_label(attr, position)
             if type(value) in (list, dict, set, tuple) and len(value) >= MANY_OBJECTS:
                 found.append({"path": path, "type": type(value).__name__,
                               "length": len(value)})

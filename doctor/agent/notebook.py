@@ -49,7 +49,8 @@ def run(path):
                     return 0
                 return 1
             except DeadKernelError:
-                print("the kernel died while it ran cell %d" % index, file=sys.stderr)
+                print("the kernel died while it ran %s" % notebook_source.cell_name(index),
+                      file=sys.stderr)
                 return 1
     return 0
 

@@ -3,18 +3,24 @@ place, without running anything (like ``ruff check --fix``)."""
 import os
 import sys
 
+from doctor import signals
 from doctor.patches import CODES, maker, write
 from doctor.patches.combine import Request, fix_file
-from doctor.patches.workflow import _create, relative_path, under_cwd
+from doctor.patches.workflow import _create, under_cwd
+from doctor.patches.workflow import relative_path as _relative
+from flake8_dlworker.untrusted import inert_line
 
 
 def fix_files(paths, start_method="spawn", out=None):
-    """Fix and write each file; the number of files written."""
+    """Fix and write each file; the number of files written. A signal noted by
+    :mod:`doctor.signals` stops it before the next file (and a file's write)."""
     from doctor.static import static_findings
 
     out = out or sys.stderr
     written = 0
     for path in paths:
+        if signals.received() is not None:
+            break
         path = os.path.abspath(path)
         codes = [f["code"] for f in static_findings(path, start_method)]
         asked = [Request(code, path) for code in CODES
@@ -40,7 +46,7 @@ def fix_files(paths, start_method="spawn", out=None):
         try:  # the same safe write as --apply: links, owner, mode, read-only, edits meanwhile
             backup = write.replace_checked(path, before, fixed.after)
         except write.NotWritten as exc:
-            print("doctor: %s" % exc, file=out)
+            print("doctor: %s" % inert_line(exc), file=out)
             continue
         except OSError as exc:
             print("doctor: not written: %s: %s" % (relative_path(path), exc.strerror or exc),
@@ -50,3 +56,8 @@ def fix_files(paths, start_method="spawn", out=None):
         print("doctor: fixed %s: %s (backup: %s)" % (relative_path(path), "; ".join(fixed.steps),
                                                      relative_path(backup)), file=out)
     return written
+
+
+def relative_path(path):
+    """The path as the messages show it: relative, and inert (a file name is untrusted)."""
+    return inert_line(_relative(path))

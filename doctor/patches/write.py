@@ -8,7 +8,11 @@ The new text goes to a temporary file beside the old one and replaces it with
   written;
 - a read-only file is not written;
 - the file is compared with the text the patch was made from right before the
-  replace: an edit made meanwhile is never overwritten.
+  replace: an edit made meanwhile is never overwritten;
+- a signal noted by :mod:`doctor.signals` (SIGINT, SIGTERM, SIGHUP) before the replace
+  stops it: the temporary file and the backup are removed, the file stays as it was.
+  (SIGKILL cannot be caught: it may leave the temporary file and the backup, beside
+  a file that is whole.)
 
 Every refusal is a :class:`NotWritten` whose text starts with "not written:".
 """
@@ -17,6 +21,7 @@ import stat
 import sys
 import tempfile
 
+from doctor import signals
 from flake8_dlworker import platforms
 
 #: the test hook: between writing the new text and replacing the file, say so on stderr
@@ -60,7 +65,12 @@ def replace_checked(path, before, after):
         raise NotWritten(path, "it changed since it was read")
     backup = backup_path(real if os.path.islink(path) else path)
     write_atomic(backup, before, like=info)
-    write_atomic(real, after, like=info, expect=before, pause_hook=True)
+    try:
+        write_atomic(real, after, like=info, expect=before, pause_hook=True)
+    except BaseException:
+        if _read(real) == before:  # not replaced: a backup would say that it was
+            _unlink(backup)
+        raise
     return backup
 
 
@@ -93,13 +103,19 @@ def write_atomic(path, text, like=None, expect=None, pause_hook=False):
             sys.stdin.readline()
         if expect is not None and _read(path) != expect:
             raise NotWritten(path, "it changed while the patch was being written")
+        if signals.received() is not None:
+            raise NotWritten(path, "the doctor received %s" % signals.name(signals.received()))
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink(tmp)
         raise
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _keep_owner_and_mode(fd, like, path):
