@@ -69,16 +69,32 @@ def _notebook_findings(path, data, start_method, prefilter):
     return found, problems
 
 
+class NotANotebook(ValueError):
+    """The one-line reason, naming the file; ``reason`` without its path."""
+
+    def __init__(self, path, reason):
+        super().__init__("%s: %s" % (path, reason))
+        self.reason = reason
+
+
+class NotebookSyntaxError(NotANotebook):
+    """Each cell parses, but the cells do not make one module: where, in which cell."""
+
+    def __init__(self, path, cell, line, msg):
+        ValueError.__init__(self, "%s:%s: not valid Python: %s" % (
+            path, cell_place(cell, line), msg))
+        self.cell, self.line, self.reason = cell, line, "not valid Python: %s" % msg
+
+
 def parse_notebook(path, data):
-    """(Notebook, its syntax tree); ValueError, with a one-line reason that names
-    ``path``, when the file is not a notebook or its cells do not make one module."""
+    """(Notebook, its syntax tree); :class:`NotANotebook`, with a one-line reason that
+    names ``path``, when the file is not a notebook or its cells do not make one module."""
     try:
         book = parse(data)
     except NotebookError as exc:
-        raise ValueError("%s: %s" % (path, exc))
+        raise NotANotebook(path, str(exc))
     try:
         return book, ast.parse(book.source, path)
     except SyntaxError as exc:  # each cell parses alone: the cells do not fit together
         cell, line = book.locate(exc.lineno or 1) or (book.cells[-1].index, 1)
-        raise ValueError("%s:%s: not valid Python: %s" % (path, cell_place(cell, line),
-                                                          exc.msg))
+        raise NotebookSyntaxError(path, cell, line, exc.msg)
