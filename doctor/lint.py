@@ -103,8 +103,9 @@ def load(argv):
             _plugins, options = parse_args(argv)
         except SystemExit as exc:  # argparse's error, already printed on stderr
             raise ValueError("flake8 rejected its configuration (exit %s)" % exc.code)
-        except Exception as exc:  # flake8's configuration errors
-            raise ValueError("flake8's configuration: %s" % exc)
+        except Exception as exc:  # flake8's configuration errors, in one line
+            raise ValueError("flake8's configuration: %s" % "; ".join(
+                line.strip() for line in str(exc).splitlines() if line.strip()))
         _STATE.update(argv=argv, options=options)
     return _STATE["options"]
 
