@@ -1,9 +1,11 @@
 """``python -m doctor check`` against ``ruff check --select ALL`` on the same directories.
 
-Both are given the directories themselves (each recurses on its own), both use every
-core, neither keeps a cache; the runs are interleaved and the wall time of each is the
-median of --repeat runs. The corpus is the one bench/lint_bench.py lints (a slice of the
-installed torch sources and torchvision) unless --corpus names directories.
+``check`` is timed in each of its formats (text, json, sarif, github): the analysis
+is the same, so they should cost the same. Both are given the directories themselves
+(each recurses on its own), both use every core, neither keeps a cache; the runs are
+interleaved and the wall time of each is the median of --repeat runs. The corpus is the
+one bench/lint_bench.py lints (a slice of the installed torch sources and torchvision)
+unless --corpus names directories.
 
     python bench/check_vs_ruff.py [--all] [--repeat 5] [--corpus DIR ...]
 """
@@ -56,22 +58,21 @@ def main(argv=None):
         raise SystemExit("ruff is not installed here (pip install ruff)")
     roots = roots_of(args)
     files, lines = corpus(args)
-    commands = {
-        "doctor check": [sys.executable, "-m", "doctor", "check", "--exit-zero", *roots],
-        "ruff check --select ALL": [ruff, "check", "--select", "ALL", "--no-cache",
-                                    "--exit-zero", "--quiet", *roots],
-    }
+    commands = {"doctor check --format %s" % fmt: [
+        sys.executable, "-m", "doctor", "check", "--format", fmt, "--exit-zero", *roots]
+        for fmt in ("text", "json", "sarif", "github")}
+    commands["ruff check --select ALL"] = [ruff, "check", "--select", "ALL", "--no-cache",
+                                           "--exit-zero", "--quiet", *roots]
     times = {name: [] for name in commands}
     for _ in range(args.repeat):
         for name, cmd in commands.items():  # interleaved: a busy moment hits both
             times[name].append(timed(cmd))
     median = {name: statistics.median(t) for name, t in times.items()}
     print("corpus: %d files, %d lines, %d cores" % (len(files), lines, os.cpu_count() or 1))
-    print("%-26s %10s %10s" % ("", "median s", "min s"))
+    print("%-30s %10s %10s %8s" % ("", "median s", "min s", "/ ruff"))
     for name in commands:
-        print("%-26s %10.3f %10.3f" % (name, median[name], min(times[name])))
-    print("doctor check / ruff: %.2f" % (median["doctor check"]
-                                         / median["ruff check --select ALL"]))
+        print("%-30s %10.3f %10.3f %8.2f" % (name, median[name], min(times[name]),
+                                             median[name] / median["ruff check --select ALL"]))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ from doctor import compare, notebook_run, report, signals
 from doctor.agent import OWN
 from doctor.diagnose import diagnose
 from doctor.evidence import Evidence
+#: the largest script the doctor reads; a bigger file is refused before it is read
+from doctor.lint import MAX_FILE_BYTES as MAX_SCRIPT_BYTES
 from flake8_dlworker.untrusted import inert_line
 
 START_METHODS = ("spawn", "forkserver", "fork")
@@ -136,16 +138,29 @@ def explain_parser():
     return parser
 
 
-def check_parser():
-    from doctor.sources import DEFAULT_EXCLUDE, patterns
+CHECK_EPILOG = """\
+What is reported is what `flake8 --select DLW` reports with the same configuration:
+flake8's config files (setup.cfg, tox.ini, .flake8; --config, --isolated), its
+per-file-ignores, extend-ignore, `# noqa` comments and the --dlw-* options.
 
-    parser = _Parser(prog="python -m doctor check",
+Exit status: 0 nothing found; 1 findings (a file that is not valid Python, flake8's
+E999, counts); 2 bad usage or input; 3 the doctor itself failed; 4 no finding, but
+some files could not be checked (each is named in a warning on stderr)."""
+
+
+def check_parser():
+    from doctor.sources import EXTRA_EXCLUDE, patterns
+
+    parser = _Parser(prog="python -m doctor check", epilog=CHECK_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
                      description="Static findings only, in the doctor's report format or, "
                                  "for CI, as SARIF or GitHub workflow commands.")
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="Python files, notebooks (.ipynb), or directories to search "
                              "for both")
-    parser.add_argument("--start-method", choices=START_METHODS, default="spawn")
+    parser.add_argument("--start-method", choices=START_METHODS, default=None,
+                        help="the start method to check for (default: flake8's "
+                             "dlw-start-method setting, else spawn)")
     parser.add_argument("--format", choices=CHECK_FORMATS, default="text",
                         help="text: the doctor's report (default); json: its JSON object; "
                              "sarif: a SARIF 2.1.0 log of every finding (code scanning); "
@@ -154,14 +169,20 @@ def check_parser():
                         help="the same as --format json")
     parser.add_argument("--exit-zero", action="store_true",
                         help="exit 0 even when there are findings (2 and 3 still mean errors)")
-    parser.add_argument("--exclude", type=patterns, default=DEFAULT_EXCLUDE,
-                        metavar="PATTERNS",
-                        help="comma-separated globs of folders and files to skip in "
-                             "directories (default: %s)" % ",".join(DEFAULT_EXCLUDE))
+    parser.add_argument("--config", metavar="FILE",
+                        help="flake8's --config: read this file instead of setup.cfg, "
+                             "tox.ini or .flake8")
+    parser.add_argument("--isolated", action="store_true",
+                        help="flake8's --isolated: ignore every configuration file")
+    parser.add_argument("--exclude", type=patterns, default=None, metavar="PATTERNS",
+                        help="comma-separated globs of folders and files to skip, in place "
+                             "of flake8's exclude setting (default: that setting, plus %s)"
+                             % ",".join(EXTRA_EXCLUDE))
     parser.add_argument("--extend-exclude", type=patterns, default=(), metavar="PATTERNS",
                         help="globs to skip besides --exclude's")
     parser.add_argument("--diff", action="store_true",
-                        help="print only the findings' patches, as one unified diff")
+                        help="print only the findings' patches: one unified diff per file, "
+                             "for git apply or patch -p1")
     parser.add_argument("--fix", action="store_true",
                         help="write the findings' patches to the files, then report what "
                              "is left; runs nothing")
@@ -234,15 +255,24 @@ def _reader_gone():
 
 # -- run ----------------------------------------------------------------------------
 
-#: the largest script the doctor reads; a bigger file is refused before it is read
-MAX_SCRIPT_BYTES = 32 * 1024 * 1024
-
-
 def check_script(path):
     """One-line errors for what cannot be run: missing, a folder, not a regular file,
-    too large, not Python (a notebook: not a notebook whose cells make one module). The
+    too large, not Python (a notebook: not a notebook whose cells make one module)."""
+    source = read_named(path)
+    try:
+        ast.parse(source, path)
+    except SyntaxError as exc:
+        raise UsageError("%s:%s: not valid Python: %s" % (path, exc.lineno, exc.msg))
+    except (ValueError, MemoryError, RecursionError) as exc:
+        raise UsageError("%s: not a Python script: %s" % (path, type(exc).__name__))
+
+
+def read_named(path):
+    """The bytes of a file named on the command line, or a one-line UsageError: missing,
+    a folder, not a regular file, too large, binary, a notebook that is not one. The
     file's type and size are checked before it is read, so a FIFO, a device or a huge
-    sparse file costs nothing."""
+    sparse file costs nothing. A notebook is returned only when its cells make one
+    module; a script is not parsed here."""
     from flake8_dlworker.notebook import is_notebook
 
     kind = "notebook" if is_notebook(path) else "Python script"
@@ -272,13 +302,7 @@ def check_script(path):
         raise UsageError("%s: too large for a %s" % (path, kind))
     if is_notebook(path):
         _check_notebook(path, source)
-        return
-    try:
-        ast.parse(source, path)
-    except SyntaxError as exc:
-        raise UsageError("%s:%s: not valid Python: %s" % (path, exc.lineno, exc.msg))
-    except (ValueError, MemoryError, RecursionError) as exc:
-        raise UsageError("%s: not a Python script: %s" % (path, type(exc).__name__))
+    return source
 
 
 def _check_notebook(path, source):
@@ -495,48 +519,76 @@ def cmd_explain(options):
 
 
 def cmd_check(options):
-    from doctor import sources
+    from doctor import lint
     from flake8_dlworker.notebook import is_notebook
 
-    files = sources.python_files(options.paths, options.exclude + options.extend_exclude)
-    for path, named in files:
-        if named:
-            check_script(path)
-            if is_notebook(path) and (options.fix or options.diff):
-                raise UsageError("%s: check --fix and --diff patch Python files, not "
-                                 "notebooks; the findings say what to change" % path)
-    if options.fix:
-        from doctor.patches.fix_static import fix_files
-        signals.install()  # a signal stops the writing before the next file is replaced
-        fix_files([path for path, _named in files if not is_notebook(path)],
-                  options.start_method)
-        if signals.received() is not None:
-            return signals.exit_status()
-    ev = Evidence(source="check", target=" ".join(options.paths),
-                  start_method=options.start_method, outcome="passed")
-    for found, problems in sources.collect(files, options.start_method):
-        for problem in problems:
-            print("doctor: warning: %s (skipped)" % inert_line(problem), file=sys.stderr)
-        ev.static.extend(found)
-    status = _check_output(ev, options)
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8, escaped
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    for path in options.paths:
+        if os.path.isdir(path):
+            continue
+        read_named(path)
+        if is_notebook(path) and (options.fix or options.diff):
+            raise UsageError("%s: check --fix and --diff patch Python files, not "
+                             "notebooks; the findings say what to change" % path)
+    argv = lint.flake8_argv(options.config, options.isolated, options.start_method)
+    try:
+        found = lint.run(options.paths, argv, options.exclude, options.extend_exclude)
+        if options.fix:
+            from doctor.patches.fix_static import fix_files
+
+            signals.install()  # a signal stops the writing before the next file is replaced
+            fix_files(found)
+            if signals.received() is not None:
+                return signals.exit_status()
+            found = lint.run(options.paths, argv, options.exclude, options.extend_exclude)
+    except ValueError as exc:  # flake8's configuration
+        raise UsageError(str(exc))
+    lint.say(found.problems)
+    status = _check_output(found, options)
     return 0 if options.exit_zero else status
 
 
-def _check_output(ev, options):
-    if options.format in ("sarif", "github") and not options.diff:
+def _check_output(found, options):
+    """Print the report in its format; the exit status of what it says."""
+    start_method = found.options.dlw_start_method
+    if options.diff:
+        from doctor.patches.fix_static import diff_text
+
+        sys.stdout.write(diff_text(found))
+    elif options.format in ("sarif", "github"):
         from doctor import formats
 
-        render = formats.sarif_text if options.format == "sarif" else formats.github_text
-        sys.stdout.write(render(ev.static))
-        sys.stdout.flush()
-        return 1 if ev.static else 0
-    diagnoses = diagnose(ev)
-    if diagnoses:  # patches, proposed only: check runs nothing and writes nothing
-        from doctor.patches.workflow import propose
-        propose(ev, diagnoses, options.start_method)
-    if options.diff:  # every file's patches, not only the diagnoses' (one per code)
-        from doctor.patches.workflow import static_patches
-        sys.stdout.write("".join(static_patches(ev, options.start_method)))
-        sys.stdout.flush()
-        return 1 if diagnoses else 0
-    return _report(ev, diagnoses, options.format == "json")
+        sys.stdout.write(formats.sarif_text(found.findings, found.problems)
+                         if options.format == "sarif" else formats.github_text(found.findings))
+    else:
+        ev = Evidence(source="check", target=" ".join(options.paths),
+                      start_method=start_method, outcome="passed")
+        ev.static = found.findings
+        diagnoses = [_static_diagnosis(finding) for finding in found.findings]
+        if options.format == "json":
+            report_json = json.loads(report.json_text(ev, diagnoses))
+            report_json["skipped"] = [{"path": p.path, "cell": p.cell, "line": p.line,
+                                       "reason": p.reason} for p in found.problems]
+            sys.stdout.write(json.dumps(report_json, indent=2) + "\n")
+        else:
+            sys.stdout.write(report.Terminal(report.use_colour(sys.stdout)).render(
+                ev, diagnoses))
+    sys.stdout.flush()
+    return check_status(found)
+
+
+def check_status(found):
+    """1 findings or a file that is not valid Python; 4 files not checked; else 0."""
+    if found.findings or any(p.syntax for p in found.problems):
+        return 1
+    return 4 if found.problems else 0
+
+
+def _static_diagnosis(finding):
+    from doctor.diagnose import Diagnosis, finding_text, relative
+
+    return Diagnosis(finding["code"], "possible", [finding_text(finding)],
+                     path=relative(finding["path"]), line=finding["line"],
+                     cell=finding.get("cell"))

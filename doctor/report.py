@@ -116,11 +116,10 @@ class Terminal:
             return "\n".join(out) + "\n"
         for number, diag in enumerate(diagnoses):
             out.append("")
-            label = "root cause" if number == 0 and ev.outcome != "passed" else "also found"
             colour = "red" if number == 0 else "yellow"
-            out.append("%s %s %s  [%s, %s]" % (
-                self.style(diag.code, "bold", colour), diag.rule.title,
-                "", label, diag.confidence))
+            out.append("%s %s %s  [%s]" % (
+                self.style(diag.code, "bold", colour), diag.rule.title, "",
+                _label(ev, number, diag)))
             if diag.path:
                 out.append("  at %s" % self.style(_place(diag), "cyan"))
                 out.extend(self._excerpt(diag.path, diag.line, _source_roots(ev), diag.cell))
@@ -190,6 +189,14 @@ class Terminal:
             text = "  %s %4d | %s" % (mark, number, inert_line(lines[number - 1]))
             found.append(self.style(text, "bold") if number == line else text)
         return found
+
+
+def _label(ev, number, diag):
+    """``found statically`` for ``check`` (nothing ran), else the runtime's words."""
+    if ev.source == "check":
+        return "found statically"
+    label = "root cause" if number == 0 and ev.outcome != "passed" else "also found"
+    return "%s, %s" % (label, diag.confidence)
 
 
 def _place(diag):

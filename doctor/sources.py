@@ -1,23 +1,20 @@
-"""The Python files and notebooks under ``doctor check``'s paths, and their findings,
-on every core.
+"""The files under ``doctor check``'s paths, found as flake8 finds them.
 
-Directories are walked as flake8 walks them: ``*.py`` files (and ``*.ipynb``
-notebooks), skipping the folders and files that match an exclude pattern (a glob on the
-name or on the whole path).
+A directory is walked as flake8 walks it (links to folders not followed): a file is
+taken when its name matches flake8's ``filename`` patterns (``*.py``) or is a notebook
+(``*.ipynb``), and a folder or file matching an exclude pattern (a glob on the name or on
+the whole path, flake8's rule) is skipped. A file named on the command line is taken
+whatever its name, unless excluded, as flake8 does. A folder that cannot be listed is a
+problem, not a silent gap.
 """
-import fnmatch
+import logging
 import os
 
-from doctor.static import file_findings
+#: besides flake8's exclude setting: virtual environments, build output and Jupyter's
+#: saved copies of notebooks (``--exclude`` replaces both)
+EXTRA_EXCLUDE = (".venv", "venv", "build", "dist", ".ipynb_checkpoints")
 
-#: flake8's default excludes, plus virtual environments, build output and Jupyter's
-#: saved copies of notebooks
-DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox",
-                   ".eggs", "*.egg", ".venv", "venv", "build", "dist", ".ipynb_checkpoints")
-#: what a directory is searched for
-SUFFIXES = (".py", ".ipynb")
-#: below this many files one process is quicker than starting a pool
-PARALLEL_FROM = 32
+_LOG = logging.getLogger(__name__)
 
 
 def patterns(text):
@@ -25,39 +22,31 @@ def patterns(text):
     return tuple(p.strip().rstrip("/") for p in text.split(",") if p.strip())
 
 
-def excluded(path, exclude):
-    name = os.path.basename(path)
-    full = os.path.abspath(path)
-    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(full, os.path.abspath(p))
-               for p in exclude)
+def files_under(paths, exclude, filename_patterns):
+    """(files, problems): the files to check, in walk order, and a
+    :class:`doctor.lint.Problem` for each folder that could not be listed."""
+    from flake8 import utils
 
+    from doctor.lint import Problem
 
-def python_files(paths, exclude=DEFAULT_EXCLUDE):
-    """[(file, named)]: ``named`` when the user gave the file itself, not its folder."""
-    found = []
+    def excluded(path):
+        return utils.matches_filename(path, exclude, "%(path)s excluded%(whether)s", _LOG)
+
+    files, problems = [], []
+
+    def unreadable(error):
+        problems.append(Problem(error.filename, "cannot list the folder: %s"
+                                % (error.strerror or error)))
+
     for path in paths:
-        if not os.path.isdir(path):
-            found.append((path, True))
+        if excluded(path):
             continue
-        for root, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if not excluded(os.path.join(root, d), exclude))
-            found += [(os.path.normpath(os.path.join(root, f)), False) for f in sorted(files)
-                      if f.endswith(SUFFIXES) and not excluded(os.path.join(root, f), exclude)]
-    return found
-
-
-def _one(job):
-    path, named, start_method = job
-    return file_findings(path, start_method, prefilter=not named)
-
-
-def collect(files, start_method, jobs=None):
-    """[(findings, problems)] for ``python_files``'s list, in its order."""
-    work = [(path, named, start_method) for path, named in files]
-    jobs = jobs or os.cpu_count() or 1
-    if jobs < 2 or len(work) < PARALLEL_FROM:
-        return [_one(job) for job in work]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_one, work, chunksize=max(1, len(work) // (jobs * 4))))
+        if not os.path.isdir(path):
+            files.append(path)
+            continue
+        for root, dirs, names in os.walk(path, onerror=unreadable):
+            dirs[:] = sorted(d for d in dirs if not excluded(os.path.join(root, d)))
+            files += [os.path.normpath(os.path.join(root, name)) for name in sorted(names)
+                      if utils.fnmatch(os.path.join(root, name), filename_patterns)
+                      and not excluded(os.path.join(root, name))]
+    return files, problems

@@ -21,6 +21,7 @@ import ast
 import bisect
 import json
 import re
+from json.decoder import scanstring
 from typing import List, NamedTuple, Optional, Tuple
 
 #: the major version of the notebook format this reader knows (4.0 to 4.5 exist)
@@ -233,3 +234,118 @@ def _text(source, index):
     if isinstance(source, list) and all(isinstance(part, str) for part in source):
         return "".join(source)
     raise NotebookError("is not a notebook: cell %d has no source text" % index)
+
+
+# -- where a cell's line is in the .ipynb file ---------------------------------------
+
+class FilePlace(NamedTuple):
+    """A place in the ``.ipynb`` file itself, as CI tools read it: 1-based line, and
+    columns counted in characters (code points) of that line of JSON text."""
+    line: int
+    column: int
+    end_column: int
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+class _Strings:
+    """The JSON strings of each code cell's ``source`` in the file's text, with the
+    line and column where each one's first character (after the quote) is."""
+
+    def __init__(self, text):
+        self.text = text
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.cells = {}  # cell index -> [(line, column, index of the first character)]
+        self._object(_WS.match(text).end(), self._top)
+
+    def _ws(self, i):
+        return _WS.match(self.text, i).end()
+
+    def _object(self, i, member):
+        """Walk the object at ``i``; ``member(key, start)`` returns the value's end."""
+        i = self._ws(i + 1)
+        while self.text[i] != "}":
+            key, i = scanstring(self.text, i + 1)
+            i = member(key, self._ws(self._ws(i) + 1))
+            i = self._ws(i)
+            if self.text[i] == ",":
+                i = self._ws(i + 1)
+        return i + 1
+
+    def _array(self, i, item):
+        i, n = self._ws(i + 1), 0
+        while self.text[i] != "]":
+            i = self._ws(item(n, i))
+            n += 1
+            if self.text[i] == ",":
+                i = self._ws(i + 1)
+        return i + 1
+
+    def _skip(self, _key, i):
+        return _DECODER.raw_decode(self.text, i)[1]
+
+    def _top(self, key, i):
+        return self._array(i, self._cell) if key == "cells" else self._skip(key, i)
+
+    def _cell(self, index, i):
+        def member(key, j):
+            if key != "source":
+                return self._skip(key, j)
+            if self.text[j] == '"':
+                return self._string(index, j)
+            return self._array(j, lambda _n, k: self._string(index, k))
+        return self._object(i, member)
+
+    def _string(self, index, i):
+        line = bisect.bisect_right(self.starts, i)
+        self.cells.setdefault(index, []).append((line, i + 1 - self.starts[line - 1] + 1, i + 1))
+        return scanstring(self.text, i + 1)[1]
+
+
+def _chars(text, i):
+    """(index in ``text``, decoded character) for each character of the JSON string
+    whose first character is at ``i``, up to its closing quote."""
+    while text[i] != '"':
+        if text[i] != "\\":
+            yield i, text[i]
+            i += 1
+            continue
+        if text[i + 1] != "u":
+            yield i, json.loads('"%s"' % text[i:i + 2])
+            i += 2
+            continue
+        size = 12 if (0xD800 <= int(text[i + 2:i + 6], 16) < 0xDC00
+                      and text[i + 6:i + 8] == "\\u") else 6
+        yield i, json.loads('"%s"' % text[i:i + size])
+        i += size
+    yield i, None  # the closing quote
+
+
+def file_places(data):
+    """``place(cell, line, column) -> FilePlace or None``: where a line of a cell (and a
+    column in it, counted in characters from 1) is in the ``.ipynb`` file's own text,
+    its end being the end of that line; None when it is not there, or for a file this
+    reader cannot walk."""
+    try:
+        strings = _Strings(data.decode("utf-8-sig"))
+    except (ValueError, IndexError, UnicodeDecodeError, RecursionError):
+        return lambda cell, line, column: None
+
+    def place(cell, line, column):
+        at_line, at_column = 1, 1
+        for file_line, file_column, first in strings.cells.get(cell, ()):
+            start = None
+            for i, char in _chars(strings.text, first):
+                if (at_line, at_column) == (line, column):
+                    start = i
+                if at_line == line and start is not None and char in (None, "\n"):
+                    return FilePlace(file_line, file_column + start - first,
+                                     file_column + i - first)
+                if char == "\n":
+                    at_line, at_column = at_line + 1, 1
+                elif char is not None:
+                    at_column += 1
+        return None
+    return place

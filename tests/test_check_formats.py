@@ -7,6 +7,7 @@ what real flake8 prints for the same files.
 """
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +98,11 @@ def _char_column(root, path, line, byte_column):
     return len(text[:byte_column - 1].decode("utf-8")) + 1
 
 
+def _line_end(root, path, line):
+    """GitHub's endColumn: just after the line's last character."""
+    return len((root / path).read_text(encoding="utf-8").splitlines()[line - 1]) + 1
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("project")
@@ -139,6 +145,14 @@ def test_sarif_validates_and_matches_flake8(project):
         code, text = result["message"]["text"].split(" ", 1)
         assert code == result["ruleId"]
         got.append((path, region["startLine"], region["startColumn"], code, text))
+        # the region ends at the end of the finding's line, in characters
+        line = (root / path).read_text(encoding="utf-8").splitlines()[region["startLine"] - 1]
+        assert (region["endLine"], region["endColumn"]) == (region["startLine"], len(line) + 1)
+        (fingerprint,) = result["partialFingerprints"].values()
+        assert re.fullmatch(r"[0-9a-f]{32}:1", fingerprint)
+    assert len({r["partialFingerprints"]["dlwFindingHash/v1"] for r in run["results"]}) == len(got)
+    assert run["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]
+    assert run["columnKind"] == "unicodeCodePoints"
     assert sorted(got) == sorted(
         (p, line, _char_column(root, p, line, col), code, text)
         for p, line, col, code, text in expected)
@@ -147,17 +161,35 @@ def test_sarif_validates_and_matches_flake8(project):
     assert ("pkg/sub/accent.py", accent[1], accent[2] - 1, "DLW102", accent[4]) in got
 
 
+def test_fingerprints_survive_lines_moving(project, tmp_path):
+    """The same finding keeps its fingerprint when lines are added above it."""
+    shutil.copytree(project[0], tmp_path / "moved")
+    train = tmp_path / "moved" / "train.py"
+    train.write_text("# a comment\n\n" + train.read_text())
+
+    def prints(root):
+        _status, _r, out, _err, _left = doctor_command(
+            ["check", "--format", "sarif", "train.py"], root)
+        return {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]):
+                r["partialFingerprints"]["dlwFindingHash/v1"]
+                for r in json.loads(out)["runs"][0]["results"]}
+
+    before, after = prints(project[0]), prints(tmp_path / "moved")
+    assert sorted(before.values()) == sorted(after.values())
+    assert {line for _code, line in after} == {line + 2 for _code, line in before}
+
+
 def test_github_commands_have_the_documented_form(project):
     root, expected = project
     status, _report, out, err, _left = doctor_command(["check", "--format", "github", "."], root)
     assert status == 1, err
     lines = out.splitlines()
     assert sorted(lines) == sorted(
-        "::error file=%s,line=%d,col=%d,title=%s::%s" % (
-            p, line, _char_column(root, p, line, col), code, text)
+        "::error file=%s,line=%d,col=%d,endColumn=%d,title=%s::%s" % (
+            p, line, _char_column(root, p, line, col), _line_end(root, p, line), code, text)
         for p, line, col, code, text in expected)
-    assert all(re.fullmatch(r"::error file=[^,:]+,line=\d+,col=\d+,title=DLW1\d\d::[^\n]+", x)
-               for x in lines), lines
+    assert all(re.fullmatch(r"::error file=[^,:]+,line=\d+,col=\d+,endColumn=\d+,"
+                            r"title=DLW1\d\d::[^\n]+", x) for x in lines), lines
 
 
 def test_text_and_json_report_the_same_files(project):
@@ -201,16 +233,28 @@ def test_exclude_replaces_and_extend_exclude_adds(project):
     assert {".venv/lib/site.py", "build/lib/train.py"} <= files
 
 
-def test_broken_file_in_a_directory_is_skipped_with_a_warning(tmp_path):
+def test_broken_file_is_a_warning_and_counts_as_a_finding(tmp_path):
+    """A file that is not valid Python is flake8's E999: a warning that names it, exit 1
+    (whether named or found in a folder), and the other files are still checked."""
     (tmp_path / "train.py").write_text(LAMBDA)
     (tmp_path / "broken.py").write_text("def f(:\n")
     status, _report, out, err, _left = doctor_command(["check", "--format", "github", "."],
                                                       tmp_path)
     assert status == 1 and "file=train.py" in out
     assert err == "doctor: warning: broken.py:1: not valid Python: invalid syntax (skipped)\n"
-    # a file named on the command line is still a usage error
-    status, _report, out, err, _left = doctor_command(["check", "broken.py"], tmp_path)
-    assert status == 2 and "broken.py:1: not valid Python" in err
+    for fmt in ("text", "json", "sarif", "github"):
+        status, _report, out, err, _left = doctor_command(
+            ["check", "--format", fmt, "broken.py"], tmp_path)
+        assert status == 1, (fmt, err)
+        assert err == "doctor: warning: broken.py:1: not valid Python: invalid syntax " \
+                      "(skipped)\n", fmt
+    _status, _report, out, _err, _left = doctor_command(
+        ["check", "--format", "sarif", "broken.py"], tmp_path)
+    (invocation,) = json.loads(out)["runs"][0]["invocations"]
+    (notification,) = invocation["toolExecutionNotifications"]
+    assert not invocation["executionSuccessful"]
+    assert notification["descriptor"] == {"id": "E999"}
+    assert notification["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
 
 
 def test_many_files_on_every_core_give_the_same_findings(tmp_path):

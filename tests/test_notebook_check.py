@@ -94,17 +94,35 @@ def test_check_json_reports_the_marked_cells_and_lines(path):
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: p.name)
 def test_check_github_reports_the_marked_columns(path, github_lines):
-    got = {line for line in github_lines if "file=%s," % path.name in line}
-    assert {_github_place(line) for line in got} == {
-        (cell, row, col, code) for cell, row, col, code in marked(path)}
+    """GitHub reads ``line`` and ``col`` in the .ipynb file it names: they point at the
+    JSON text of the cell's line, from the marked column to that line's end; the message
+    names the cell and the line in it."""
+    got = [line for line in github_lines if "file=%s," % path.name in line]
+    places = set()
+    for command in got:
+        cell, row, fields, code = _github_place(command)
+        shown = _ipynb_text(path, int(fields["line"]), int(fields["col"]),
+                            int(fields["endColumn"]))
+        source = dict(_code_cells(path))[cell].splitlines()[row - 1]
+        col = len(source) - len(shown) + 1
+        assert source[col - 1:] == shown
+        places.add((cell, row, col, code))
+    assert places == marked(path)
 
 
 def _github_place(line):
-    """(cell index, line, column, code) of ``::error file=..,line=..,col=..,title=..::cell N:``."""
+    """(cell index, line in the cell, the command's fields, code) of ``::error
+    file=..,line=..,col=..,endColumn=..,title=..::cell N:L: ...``."""
     head, message = line.split("::", 2)[1:]
     fields = dict(part.split("=", 1) for part in head.split(" ", 1)[1].split(","))
-    number = int(message.split(":", 1)[0].replace("cell ", ""))
-    return number - 1, int(fields["line"]), int(fields["col"]), fields["title"]
+    number, row = message.split(":", 2)[:2]
+    return int(number.replace("cell ", "")) - 1, int(row), fields, fields["title"]
+
+
+def _ipynb_text(path, line, col, end_col):
+    """The text a place in the .ipynb file covers, decoded from its JSON string."""
+    raw = path.read_text(encoding="utf-8").splitlines()[line - 1][col - 1:end_col - 1]
+    return json.loads('"%s"' % raw)
 
 
 def test_check_text_names_the_cell_and_shows_its_lines():
@@ -118,18 +136,26 @@ def test_check_text_names_the_cell_and_shows_its_lines():
 
 
 def test_check_sarif_for_a_notebook_validates():
+    """The region is on the .ipynb file's line that holds the cell's line (the test reads
+    the file there); the cell and the line in it are properties."""
+    path = NOTEBOOKS / "dlw108_h5py_handle.ipynb"
     status, _report, out, err, _left = doctor_command(
-        ["check", "--format", "sarif", "dlw108_h5py_handle.ipynb"], NOTEBOOKS)
+        ["check", "--format", "sarif", path.name], NOTEBOOKS)
     assert status == 1, err
     log = json.loads(out)
     schema = json.loads(SCHEMA.read_text())
     jsonschema.validators.validator_for(schema)(schema).validate(log)
-    got = {(r["properties"]["cell"], r["locations"][0]["physicalLocation"]["region"]["startLine"],
-            r["locations"][0]["physicalLocation"]["region"]["startColumn"], r["ruleId"])
-           for r in log["runs"][0]["results"]}
-    assert got == marked(NOTEBOOKS / "dlw108_h5py_handle.ipynb")
-    assert all(r["message"]["text"].startswith(r["ruleId"] + " cell 4: ")
-               for r in log["runs"][0]["results"])
+    got = set()
+    for result in log["runs"][0]["results"]:
+        region = result["locations"][0]["physicalLocation"]["region"]
+        cell, row = result["properties"]["cell"], result["properties"]["cellLine"]
+        source = dict(_code_cells(path))[cell].splitlines()[row - 1]
+        shown = _ipynb_text(path, region["startLine"], region["startColumn"],
+                            region["endColumn"])
+        assert source.endswith(shown) and region["endLine"] == region["startLine"]
+        got.add((cell, row, len(source) - len(shown) + 1, result["ruleId"]))
+        assert result["message"]["text"].startswith("%s cell 4:%d: " % (result["ruleId"], row))
+    assert got == marked(path)
 
 
 BAD = {
@@ -173,7 +199,8 @@ def test_bad_notebook_in_a_folder_is_skipped_with_a_warning(tmp_path):
     shutil.copy(NOTEBOOKS / "dlw102_collate_lambda.ipynb", checkpoints / "nb-checkpoint.ipynb")
     status, _report, out, err, _left = doctor_command(["check", "--format", "github", "."],
                                                       tmp_path)
-    assert status == 1 and out.count("\n") == 1 and "file=nb.ipynb,line=1,col=7," in out
+    assert status == 1 and out.count("\n") == 1
+    assert "file=nb.ipynb," in out and "title=DLW104::cell 3:1: class 'Squares'" in out
     assert err.startswith("doctor: warning: broken.ipynb: is not a notebook: not valid JSON")
     assert err.endswith(" (skipped)\n") and len(err.splitlines()) == 1
 
@@ -187,7 +214,9 @@ def test_cells_that_are_not_python_are_warned_about_and_the_rest_checked(tmp_pat
     (tmp_path / "nb.ipynb").write_text(source)
     status, _report, out, err, _left = doctor_command(["check", "--format", "github", "nb.ipynb"],
                                                       tmp_path)
-    assert status == 1 and "line=2,col=52,title=DLW102::cell 3: lambda" in out, (out, err)
+    # the notebook is one line of JSON: the lambda is on line 1 of the file, in cell 3:2
+    assert status == 1 and "file=nb.ipynb,line=1," in out, (out, err)
+    assert "title=DLW102::cell 3:2: lambda" in out, (out, err)
     assert err.startswith("doctor: warning: nb.ipynb:cell 2:1: not valid Python: ")
     assert err.endswith(" (skipped)\n") and len(err.splitlines()) == 1
 

@@ -88,17 +88,24 @@ def _step(fix, text, path, *args):
     return new
 
 
-def _fix_static(code, fix_file, start_method):
+def _kept(text, fix_file, code, start_method, keep):
+    """The findings of ``code`` in ``text`` that are to be fixed (``keep``: a
+    ``(path, text, finding) -> bool`` that says which; None: all)."""
+    found = static_findings(text, fix_file.path, code, start_method)
+    return found if keep is None else [f for f in found if keep(fix_file.path, text, f)]
+
+
+def _fix_static(code, fix_file, start_method, keep=None):
     """Every finding of ``code`` the checker has in the file's current text."""
     fixer = maker(code)
     for _ in range(_ROUNDS):
-        found = static_findings(fix_file.after, fix_file.path, code, start_method)
+        found = _kept(fix_file.after, fix_file, code, start_method, keep)
         progress = False
         for finding in found:
             new = _step(fixer.fix, fix_file.after, fix_file.path, finding,
                         {"path": fix_file.path})
-            if new is not None and len(static_findings(
-                    new, fix_file.path, code, start_method)) < len(found):
+            if new is not None and len(_kept(new, fix_file, code, start_method,
+                                             keep)) < len(found):
                 fix_file.take(new)
                 fix_file.steps.append("%s at line %d" % (code, finding.line))
                 progress = True
@@ -130,8 +137,9 @@ def _fix_runtime(request, fix_file):
         fix_file.steps.append("%s at line %s" % (request.code, line))
 
 
-def fix_file(path, before, requests, start_method="spawn"):
-    """All ``requests`` for one file (``path`` absolute) composed on its text."""
+def fix_file(path, before, requests, start_method="spawn", keep=None):
+    """All ``requests`` for one file (``path`` absolute) composed on its text; ``keep``
+    (see :func:`_kept`) leaves the static findings it rejects as they are."""
     fixed = FileFix(path, before)
     for request in requests:
         if request.site is not None and maker(request.code) is not None:
@@ -143,15 +151,15 @@ def fix_file(path, before, requests, start_method="spawn"):
             continue
         if fixer.STATIC:
             done.add(request.code)
-            _fix_static(request.code, fixed, start_method)
+            _fix_static(request.code, fixed, start_method, keep)
         elif request.site is None:
             _fix_runtime(request, fixed)
     return fixed
 
 
-def combine(requests: List[Request], texts=None, start_method="spawn"):
+def combine(requests: List[Request], texts=None, start_method="spawn", keep=None):
     """{path: FileFix} for every file the requests name; ``texts`` holds the current
-    text of files already changed (else the file is read)."""
+    text of files already changed (else the file is read); ``keep``: see :func:`_kept`."""
     by_file = {}
     for request in requests:
         by_file.setdefault(request.path, []).append(request)
@@ -164,7 +172,7 @@ def combine(requests: List[Request], texts=None, start_method="spawn"):
                     before = handle.read()
             except (OSError, UnicodeDecodeError):
                 continue
-        fixes[path] = fix_file(path, before, asked, start_method)
+        fixes[path] = fix_file(path, before, asked, start_method, keep)
         for new_path, text in fixes[path].creates.items():
             if new_path not in fixes and not os.path.exists(new_path):
                 fixes[new_path] = FileFix(new_path, "", created=True)

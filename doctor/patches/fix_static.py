@@ -1,41 +1,78 @@
-"""``doctor check --fix``: every static finding's patch, composed per file and written in
-place, without running anything (like ``ruff check --fix``)."""
+"""``doctor check --fix`` and ``--diff``: the reported findings' patches, composed per
+file (:mod:`doctor.patches.combine`), without running anything (like ``ruff check
+--fix``). ``--fix`` writes each file in place through the writer ``--apply`` uses;
+``--diff`` prints one diff per file, which ``git apply`` and ``patch -p1`` take.
+
+A finding flake8 does not report (``# noqa``, ``per-file-ignores``, ``extend-ignore``,
+the ``dlw-start-method``) is never fixed: each round of a maker sees only the findings
+flake8 would report in the file's current text.
+"""
 import os
 import sys
 
 from doctor import signals
 from doctor.patches import CODES, maker, write
-from doctor.patches.combine import Request, fix_file
+from doctor.patches.combine import Request, combine, combined_diff
 from doctor.patches.workflow import _create, under_cwd
 from doctor.patches.workflow import relative_path as _relative
 from flake8_dlworker.untrusted import inert_line
 
 
-def fix_files(paths, start_method="spawn", out=None):
-    """Fix and write each file; the number of files written. A signal noted by
-    :mod:`doctor.signals` stops it before the next file (and a file's write)."""
-    from doctor.static import static_findings
+def file_fixes(found, out=None):
+    """{path: FileFix} for the files of ``found`` (a :class:`doctor.lint.Report`) whose
+    reported findings have a patch maker; a file that cannot be fixed is one line on
+    ``out``."""
+    from doctor import lint
 
     out = out or sys.stderr
+    by_file = {}
+    for finding in found.findings:
+        fixer = maker(finding["code"])
+        if finding.get("cell") is None and fixer is not None and fixer.STATIC:
+            by_file.setdefault(os.path.abspath(finding["path"]), set()).add(finding["code"])
+    requests, texts = [], {}
+    for path, codes in sorted(by_file.items()):
+        text = _text(path, out)
+        if text is not None:
+            texts[path] = text
+            requests += [Request(code, path) for code in CODES if code in codes]
+    return combine(requests, texts, found.options.dlw_start_method,
+                   keep=lint.keeper(found.options))
+
+
+def _text(path, out):
+    """The file's text when it may be fixed, else None and one line on ``out``."""
+    shown = relative_path(path)
+    if not under_cwd(path):
+        print("doctor: not fixed: %s lies outside the working directory" % shown, file=out)
+        return None
+    try:
+        with open(path, "r", encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except UnicodeDecodeError:
+        print("doctor: not fixed: %s: not UTF-8 text (fixes are written as UTF-8); "
+              "the findings say what to change" % shown, file=out)
+    except OSError as exc:
+        print("doctor: not fixed: %s: cannot read: %s" % (shown, exc.strerror or exc),
+              file=out)
+    return None
+
+
+def diff_text(found):
+    """``--diff``: every file's composed fix as one diff per file ('' when none)."""
+    return combined_diff(file_fixes(found)) or ""
+
+
+def fix_files(found, out=None):
+    """``--fix``: write each file's composed fix; the number of files written. A signal
+    noted by :mod:`doctor.signals` stops it before the next file (and a file's write)."""
+    out = out or sys.stderr
     written = 0
-    for path in paths:
+    for path, fixed in sorted(file_fixes(found, out).items()):
         if signals.received() is not None:
             break
-        path = os.path.abspath(path)
-        codes = [f["code"] for f in static_findings(path, start_method)]
-        asked = [Request(code, path) for code in CODES
-                 if code in codes and maker(code).STATIC]
-        if not asked:
-            continue
-        if not under_cwd(path):
-            print("doctor: not written: %s lies outside the working directory"
-                  % relative_path(path), file=out)
-            continue
-        with open(path, "r", encoding="utf-8", newline="") as handle:
-            before = handle.read()
-        fixed = fix_file(path, before, asked, start_method)
-        if not fixed.changed:
-            continue
+        if fixed.created or not fixed.changed:
+            continue  # a created file is written with the file whose fix makes it
         made = [_create(new_path, relative_path(new_path), text, out)
                 for new_path, text in sorted(fixed.creates.items())]
         if not all(made):
@@ -43,19 +80,26 @@ def fix_files(paths, start_method="spawn", out=None):
                   % relative_path(path), file=out)
             continue
         written += len(made)
-        try:  # the same safe write as --apply: links, owner, mode, read-only, edits meanwhile
-            backup = write.replace_checked(path, before, fixed.after)
-        except write.NotWritten as exc:
-            print("doctor: %s" % inert_line(exc), file=out)
-            continue
-        except OSError as exc:
-            print("doctor: not written: %s: %s" % (relative_path(path), exc.strerror or exc),
-                  file=out)
-            continue
-        written += 1
-        print("doctor: fixed %s: %s (backup: %s)" % (relative_path(path), "; ".join(fixed.steps),
-                                                     relative_path(backup)), file=out)
+        if _write(path, fixed, out):
+            written += 1
     return written
+
+
+def _write(path, fixed, out):
+    """The same safe write as --apply: links (hard ones too), owner, mode, read-only,
+    edits meanwhile."""
+    try:
+        backup = write.replace_checked(path, fixed.before, fixed.after)
+    except write.NotWritten as exc:
+        print("doctor: %s" % inert_line(exc), file=out)
+        return False
+    except OSError as exc:
+        print("doctor: not written: %s: %s" % (relative_path(path), exc.strerror or exc),
+              file=out)
+        return False
+    print("doctor: fixed %s: %s (backup: %s)" % (relative_path(path), "; ".join(fixed.steps),
+                                                 relative_path(backup)), file=out)
+    return True
 
 
 def relative_path(path):

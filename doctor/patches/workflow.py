@@ -108,16 +108,6 @@ def _from_evidence(ev, diag, before, start_method, cwd):
     return fixed.after if fixed.changed else None
 
 
-def static_patches(ev, start_method="spawn"):
-    """``check --diff``: one patch per code and file the checker found, in order."""
-    from doctor.diagnose import Diagnosis
-
-    diagnoses = [Diagnosis(f["code"], "possible", path=f["path"], line=f["line"])
-                 for f in ev.static]
-    propose(ev, diagnoses, start_method)
-    return [d.patch for d in diagnoses if d.patch]
-
-
 # -- verify ---------------------------------------------------------------------------
 
 def verify(proposal, target, start_method="spawn", max_batches=VERIFY_BATCHES,

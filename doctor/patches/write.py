@@ -4,6 +4,8 @@ The new text goes to a temporary file beside the old one and replaces it with
 ``os.replace``, so an interruption leaves the old file whole. Around that:
 
 - a symbolic link is followed: its target is patched (and backed up), the link stays;
+- a file with several hard links is rewritten in place (not replaced), so every name of
+  it sees the patch;
 - the file keeps its owner, group and mode; where the owner cannot be kept, nothing is
   written;
 - a read-only file is not written;
@@ -66,12 +68,28 @@ def replace_checked(path, before, after):
     backup = backup_path(real if os.path.islink(path) else path)
     write_atomic(backup, before, like=info)
     try:
-        write_atomic(real, after, like=info, expect=before, pause_hook=True)
+        if info.st_nlink > 1:  # every name of a hard-linked file sees the fix
+            write_in_place(real, after, expect=before)
+        else:
+            write_atomic(real, after, like=info, expect=before, pause_hook=True)
     except BaseException:
         if _read(real) == before:  # not replaced: a backup would say that it was
             _unlink(backup)
         raise
     return backup
+
+
+def write_in_place(path, text, expect):
+    """Overwrite ``path`` through its own inode (a hard-linked file keeps its links) if
+    it still holds ``expect``; the backup beside it was written first."""
+    with open(path, "r+", encoding="utf-8", newline="") as handle:
+        if handle.read() != expect:
+            raise NotWritten(path, "it changed while the patch was being written")
+        handle.seek(0)
+        handle.write(text)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def create(path, text):
