@@ -44,6 +44,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/memory_bench.py
 	$(BIN)/python bench/explain_bench.py
 	$(BIN)/python bench/fixture_bench.py
+	$(BIN)/python bench/stderr_bench.py
 
 docs: $(BIN)/.installed
 	$(BIN)/python scripts/gen_docs.py

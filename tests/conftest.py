@@ -7,6 +7,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tiers  # noqa: E402
+from doctor.supervisor import Run  # noqa: E402
 
 pytest_plugins = ["pytester"]
 
@@ -28,3 +29,16 @@ def _torch_only_where_marked(request):
     tiers.allowed = request.node.get_closest_marker(tiers.FULL) is not None
     yield
     tiers.allowed = True
+
+
+def _guarded(run):
+    def guarded(self, *args, **kwargs):
+        if not tiers.allowed:
+            raise AssertionError("doctor.supervisor.Run starts torch, but this test was not "
+                                 "marked %r at collection (tests/tiers.py)" % tiers.FULL)
+        return run(self, *args, **kwargs)
+    return guarded
+
+
+# a run the package starts in this process (workflow.verify, ...) is held to the tiers too
+Run.run = _guarded(Run.run)

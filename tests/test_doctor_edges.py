@@ -2,7 +2,6 @@
 that goes away (``| head -1``), a long stream of stderr lines, the script's stdin.
 The scripts here import no torch, so the real doctor runs them in the fast tier."""
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -59,32 +58,20 @@ def test_a_reader_that_goes_away_stops_the_run_quietly(tmp_path):
     assert ended, "the script was left running"
 
 
-def _cpu_seconds(command, cwd, **kwargs):
-    """(CPU seconds that ``command`` and the processes it waited for used, its result)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    result = subprocess.run(command, cwd=str(cwd), env=_env(uuid.uuid4().hex),
-                            stdin=subprocess.DEVNULL, timeout=PATIENCE_S, **kwargs)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    used = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return used, result
-
-
-def test_half_a_million_stderr_lines_cost_the_doctor_little(tmp_path):
-    """Every line passes through and is parsed, in blocks: the doctor's CPU time stays
-    within twice the script's own plus its fixed start (it was five times the script's:
-    one parser call per line). CPU time, not wall time: a busy machine slows both."""
+def test_half_a_million_stderr_lines_all_pass_through(tmp_path):
+    """Every line passes through, in order, though the doctor parses them in blocks (what
+    that costs against the plain script: bench/stderr_bench.py)."""
     (tmp_path / "noisy.py").write_text(textwrap.dedent("""\
         import sys
         for i in range(500000):
             print("epoch 1 step %d loss 0.25" % i, file=sys.stderr)
     """))
-    plain, _ = _cpu_seconds([sys.executable, "noisy.py"], tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    doctor, result = _cpu_seconds([sys.executable, "-m", "doctor", "noisy.py"], tmp_path,
-                                  capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "doctor", "noisy.py"], cwd=str(tmp_path),
+                            env=_env(uuid.uuid4().hex), stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=PATIENCE_S)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stderr.count("epoch 1 step") == 500000
-    assert doctor < 2 * plain + 3.0, (doctor, plain)
+    steps = [line for line in result.stderr.splitlines() if line.startswith("epoch 1 step")]
+    assert steps == ["epoch 1 step %d loss 0.25" % i for i in range(500000)]
 
 
 def test_a_dead_kernel_names_its_cell_counted_from_one(tmp_path):

@@ -5,7 +5,8 @@ plus the few real end-to-end runs marked ``e2e`` (one per way a run can go). ``m
 test-all`` (and ``.ci/run``) runs every test.
 
 A helper or fixture that starts a process importing torch (a doctor run, a spawned
-DataLoader, a patched script re-run under spawn) is decorated with :func:`starts_torch`.
+DataLoader, a patched script re-run under spawn) is decorated with :func:`starts_torch`;
+what the package itself runs that starts torch is named in :data:`PRODUCT_STARTERS`.
 At collection, a test that reaches such a helper (through its own code, the helpers it
 calls, or its fixtures) is marked ``full``; ``make test`` deselects ``full`` tests
 that are not ``e2e``. No test is placed in a tier by hand, so the tiers cannot drift:
@@ -13,6 +14,7 @@ and should a test reach a marked helper some way the collection did not see (a h
 handed over as a value), the helper fails it in the fast tier instead of running.
 """
 import functools
+import os
 import subprocess
 import sys
 import types
@@ -25,6 +27,14 @@ FULL = "full"
 E2E = "e2e"
 #: fixtures of the installed package that start torch (the pytest plugin's)
 TORCH_FIXTURES = frozenset({"dataloader_doctor"})
+#: what the package runs in-process that starts torch, when a test calls it directly
+PRODUCT_STARTERS = frozenset({
+    "doctor.supervisor.Run", "doctor.patches.workflow.verify",
+    "doctor.patches.workflow.run_all", "doctor.patches.rounds.converge",
+    "doctor.patches.rounds.rerun", "doctor.notebook_run.verify", "doctor.notebook_run.fix",
+    "flake8_dlworker.pytest_plugin.DataLoaderDoctor"})
+#: the tests' folder: only its functions are followed (the package's are named above)
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: whether the running test may start torch (set for each test by conftest.py)
 allowed = True
@@ -46,23 +56,32 @@ def starts_torch(func):
 
 
 def reaches_torch(func, seen=None):
-    """Whether ``func``'s code names a :func:`starts_torch` helper, directly or through
-    the functions of its module that it calls (its nested functions and lambdas too)."""
+    """Whether ``func``'s code names a :func:`starts_torch` helper or one of the
+    package's :data:`PRODUCT_STARTERS`, directly or through the test helpers it calls
+    (its nested functions and lambdas too)."""
     seen = set() if seen is None else seen
     func = getattr(func, "__func__", func)
     if getattr(func, "starts_torch", False):
         return True
     code = getattr(func, "__code__", None)
-    if code is None or code in seen:
+    if code is None or code in seen or not code.co_filename.startswith(HERE):
         return False
     seen.add(code)
     scope = getattr(func, "__globals__", {})
-    for name in _names(code):
+    names = set(_names(code))
+    for name in names:
         value = scope.get(name)
-        if isinstance(value, type):  # a helper class: what making one does
-            value = value.__dict__.get("__init__")
-        if isinstance(value, types.FunctionType) and reaches_torch(value, seen):
-            return True
+        found = [value]
+        if isinstance(value, types.ModuleType):  # workflow.verify(...)
+            found += [getattr(value, attr, None) for attr in names]
+        for value in found:
+            if "%s.%s" % (getattr(value, "__module__", None),
+                          getattr(value, "__qualname__", None)) in PRODUCT_STARTERS:
+                return True
+            if isinstance(value, type):  # a helper class: what making one does
+                value = value.__dict__.get("__init__")
+            if isinstance(value, types.FunctionType) and reaches_torch(value, seen):
+                return True
     return False
 
 
