@@ -22,6 +22,7 @@ def pytest_configure(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     tiers.mark_items(items)  # before -m selects by the marks
+    tiers.frameworks_first(items)
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ and should a test reach a marked helper some way the collection did not see (a h
 handed over as a value), the helper fails it in the fast tier instead of running.
 """
 import functools
+import re
 import os
 import subprocess
 import sys
@@ -118,3 +119,17 @@ def run_python(args, **kwargs):
 def popen_python(args, **kwargs):
     """``subprocess.Popen([python, *args])`` for a program that imports torch."""
     return subprocess.Popen([sys.executable, *args], **kwargs)
+
+
+#: names of the framework fixtures, whose spawned workers import a framework (20-40 s each
+#: here): they start first, so that the cores are not left with one of them at the end
+FRAMEWORKS = re.compile(r"lightning|hf_|_pyg|library|accelerate|transformers|datamodule")
+
+
+def frameworks_first(items):
+    """``items`` with the full-tier tests of framework fixtures moved to the front, the
+    order of the others kept (a long test started last would run alone)."""
+    heavy = [item for item in items
+             if item.get_closest_marker(FULL) and FRAMEWORKS.search(item.nodeid)]
+    chosen = set(map(id, heavy))
+    items[:] = heavy + [item for item in items if id(item) not in chosen]
