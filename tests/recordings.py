@@ -12,6 +12,9 @@ is stale, and the fast tier fails and names the command that records it again::
     python tests/recordings.py --all           # every recording
     python tests/recordings.py dlw102_collate.py dlw206_hang.py
 
+A few programs are also recorded under other options (:data:`VARIANTS`: the
+copy-on-access fixture under ``--start-method fork``), in ``NAME.VARIANT.json``.
+
 The full tier (``make test-all``) still runs every fixture for real
 (``tests/test_doctor_fixtures.py``).
 """
@@ -40,6 +43,8 @@ OUTPUT_CHARS = 60000
 #: --timeout ends them (the hang must outlast the start of torch and its worker by
 #: doctor.diagnose.STUCK_S on a loaded machine too)
 TIMEOUTS = {"dlw206_hang.py": 40}
+#: runs recorded beside a fixture's own, under other options: {name: (variant, options)}
+VARIANTS = {"dlw210_fork_copy_on_access.py": ("fork", ["--start-method", "fork"])}
 
 
 def cases():
@@ -51,10 +56,19 @@ def cases():
             yield [path.name], path.parent, path
 
 
-def doctor_args(path, target):
+def variant_cases():
+    """(target, cwd, path, variant) of every run recorded under other options."""
+    for target, cwd, path in cases():
+        if path.name in VARIANTS:
+            yield target, cwd, path, VARIANTS[path.name][0]
+
+
+def doctor_args(path, target, variant=None):
     args = ["--json"]
     if path.name in TIMEOUTS:
         args += ["--timeout", str(TIMEOUTS[path.name])]
+    if variant is not None:
+        args += VARIANTS[path.name][1]
     return args + list(target)
 
 
@@ -76,18 +90,19 @@ def _torch_version():
         return None
 
 
-def file_of(path):
-    return FOLDER / (short(path).replace("/", "__").replace(".py", "") + ".json")
+def file_of(path, variant=None):
+    name = short(path).replace("/", "__").replace(".py", "")
+    return FOLDER / (name + ("." + variant if variant else "") + ".json")
 
 
 class Stale(Exception):
     """A recording is missing or does not match the fixture, torch or Python."""
 
 
-def load(path):
-    """The recording of ``path``, with this checkout's root in its paths; raises
-    :class:`Stale`, naming the command that records it again."""
-    where = file_of(path)
+def load(path, variant=None):
+    """The recording of ``path`` (under the options of ``variant``), with this checkout's
+    root in its paths; raises :class:`Stale`, naming the command that records it again."""
+    where = file_of(path, variant)
     name = path.parent.name if path.name == "__main__.py" else path.name
     if not where.is_file():
         raise Stale("no recorded run of %s: record it with `%s %s`" % (short(path), COMMAND, name))
@@ -100,7 +115,7 @@ def load(path):
 
 
 @starts_torch
-def record(target, cwd, path):
+def record(target, cwd, path, variant=None):
     """Run the doctor on one program for real and write its recording."""
     from doctor_run import run_doctor
     from doctor.supervisor import SAVE_EVIDENCE
@@ -108,7 +123,7 @@ def record(target, cwd, path):
     with tempfile.TemporaryDirectory() as folder:
         saved = os.path.join(folder, "evidence.json")
         status, report, _out, output, left = run_doctor(
-            doctor_args(path, target), cwd, env={SAVE_EVIDENCE: saved})
+            doctor_args(path, target, variant), cwd, env={SAVE_EVIDENCE: saved})
         if left:
             raise RuntimeError("%s left processes behind: %s" % (short(path), left))
         with open(saved, encoding="utf-8") as handle:
@@ -119,25 +134,26 @@ def record(target, cwd, path):
     text = json.dumps(data, indent=1, sort_keys=True).replace(
         json.dumps(str(ROOT))[1:-1], json.dumps(ROOT_MARK)[1:-1])
     FOLDER.mkdir(exist_ok=True)
-    file_of(path).write_text(text + "\n", encoding="utf-8")
-    return short(path)
+    file_of(path, variant).write_text(text + "\n", encoding="utf-8")
+    return short(path) + (" (%s)" % variant if variant else "")
 
 
 def main(argv):
     everything = "--all" in argv
     names = [a for a in argv if not a.startswith("--")]
     todo = []
-    for target, cwd, path in cases():
+    every = [case + (None,) for case in cases()] + list(variant_cases())
+    for target, cwd, path, variant in every:
         name = path.parent.name if path.name == "__main__.py" else path.name
         if names and name not in names:
             continue
         if not names and not everything:
             try:
-                load(path)
+                load(path, variant)
                 continue
             except Stale:
                 pass
-        todo.append((target, cwd, path))
+        todo.append((target, cwd, path, variant))
     unknown = set(names) - {p.parent.name if p.name == "__main__.py" else p.name
                             for _t, _c, p in cases()}
     if unknown:
