@@ -9,7 +9,6 @@ import importlib.machinery
 import json
 import math
 import os
-import signal
 import stat
 import sys
 
@@ -19,6 +18,7 @@ from doctor.diagnose import diagnose
 from doctor.evidence import Evidence
 #: the largest script the doctor reads; a bigger file is refused before it is read
 from doctor.lint import MAX_FILE_BYTES as MAX_SCRIPT_BYTES
+from flake8_dlworker import platforms
 from flake8_dlworker.untrusted import inert_line
 
 START_METHODS = ("spawn", "forkserver", "fork")
@@ -250,7 +250,7 @@ def _reader_gone():
         except (OSError, ValueError):
             pass
     os.close(devnull)
-    return 128 + getattr(signal, "SIGPIPE", 13)
+    return 128 + platforms.SIGPIPE
 
 
 # -- run ----------------------------------------------------------------------------

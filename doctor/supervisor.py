@@ -490,7 +490,7 @@ def _echo(stream, text):
         stream.write(text)
         stream.flush()
     except BrokenPipeError:
-        signals.note(getattr(signal, "SIGPIPE", signal.SIGTERM))
+        signals.note(platforms.SIGPIPE)
         return None
     except (OSError, ValueError):
         pass

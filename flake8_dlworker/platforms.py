@@ -62,6 +62,9 @@ _SIGALRM = getattr(signal, "SIGALRM", None)
 _SIGCHLD = getattr(signal, "SIGCHLD", None)
 _SIGSTOP = getattr(signal, "SIGSTOP", None)
 _SIGKILL = getattr(signal, "SIGKILL", None)
+#: the signal that ends a writer whose reader went away (``| head``); its number where
+#: there is none (Windows), as shells report it: 128 + 13
+SIGPIPE = getattr(signal, "SIGPIPE", 13)
 _FICLONE = 0x40049409  # ioctl(dst, FICLONE, src)
 _CREATE_NEW_PROCESS_GROUP = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
 
