@@ -57,13 +57,18 @@ def test_a_chained_exception_is_cleaned_too():
     assert HOOK not in _files(value.__cause__.__traceback__)
 
 
-def test_an_error_raised_in_the_doctors_own_code_keeps_every_frame():
-    fail = _doctor_code("def fail():\n    raise KeyError('the doctor failed')\n")["fail"]
-    try:
-        WRAPPER(fail)
-    except KeyError:
-        _kind, _value, tb = sys.exc_info()
-    assert _files(unseen.visible(tb)) == [__file__, HOOK, HOOK]
+def test_a_failure_in_the_hook_keeps_every_frame_only_to_debug_the_doctor(monkeypatch):
+    """A C function the hook calls raises (torch's worker check): its frame is not the
+    script's to see; DLW_DOCTOR_DEBUG shows it."""
+    fail = _doctor_code("def fail():\n    return {}['key']\n")["fail"]
+    for debug, files in ((None, [__file__]), ("1", [__file__, HOOK, HOOK])):
+        if debug:
+            monkeypatch.setenv(unseen.DEBUG, debug)
+        try:
+            WRAPPER(fail)
+        except KeyError:
+            _kind, _value, tb = sys.exc_info()
+        assert _files(unseen.visible(tb)) == files
 
 
 def _warns():

@@ -6,7 +6,7 @@ with ``stacklevel=2`` would name a line of the hooks. Here, in the target's main
 
 - the uncaught exception (of the main thread or another) is printed without the
   doctor's frames and without the frames above the target (boot, runpy), as ``python
-  train.py`` prints it; an exception raised in the doctor's own code keeps every frame;
+  train.py`` prints it (with ``DLW_DOCTOR_DEBUG`` set, whole: to debug the doctor);
 - ``warnings.warn`` counts no frame of the doctor's files in ``stacklevel``, so a
   warning names the line it would name without the doctor.
 """
@@ -17,6 +17,8 @@ import warnings
 
 #: the doctor package's folder: a frame whose file lies under it is the doctor's own
 DOCTOR_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+#: set, the doctor's frames are shown (its own failure, debugged)
+DEBUG = "DLW_DOCTOR_DEBUG"
 _RUNPY = ("<frozen runpy>", os.path.join(os.path.dirname(os.__file__), "runpy.py"))
 
 
@@ -65,14 +67,14 @@ def _clean(value, tb):
 
 def visible(tb):
     """The head of ``tb`` relinked without the doctor's frames and the runpy frames
-    before the target's first one; ``tb`` itself when the exception was raised in the
-    doctor's own code (its failure is shown whole) or nothing would be left."""
+    before the target's first one; ``tb`` itself when nothing would be left, or to
+    debug the doctor."""
+    if tb is None or os.environ.get(DEBUG):
+        return tb
     entries = []
     while tb is not None:
         entries.append(tb)
         tb = tb.tb_next
-    if not entries or own(_file(entries[-1])):
-        return entries[0] if entries else None
     kept = [entry for entry in entries if not own(_file(entry))]
     while kept and _file(kept[0]) in _RUNPY:
         kept.pop(0)
