@@ -1,5 +1,6 @@
 """The doctor's command line: bad input, the target's own view of the world, stopping
 early, ending the tree on Ctrl-C or when the script kills itself, and the report."""
+import json
 import os
 import subprocess
 import sys
@@ -57,7 +58,8 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, args, message):
 def test_help_explains_the_commands(tmp_path):
     status, _report, out, _err, _left = doctor_command(["--help"], tmp_path, limit=300)
     assert status == 0
-    for word in ("explain", "check", "--start-method", "--timeout", "--max-batches", "-m"):
+    for word in ("explain", "check", "--start-method", "--timeout", "--max-batches", "-m",
+                 "-v, --verbose", "--report FILE", "summary"):
         assert word in out
 
 
@@ -235,6 +237,22 @@ def test_the_last_screen_of_a_120x40_terminal_names_the_cause_and_the_fix(name, 
     assert "full report: -v shows" in summary
     for own in ("/doctor/", "doctor/agent"):
         assert own not in text, text[max(0, text.find(own) - 2000):text.find(own) + 500]
+
+
+def test_report_file_holds_the_json_beside_the_full_terminal_report(tmp_path):
+    """Off a terminal the report is full (the diff, the chart), then the summary names
+    the file that --report wrote: the same object --json prints."""
+    (tmp_path / "train.py").write_text(LAMBDA)
+    status, _report, out, err, left = run_doctor(["--report", "out.json", "train.py"],
+                                                 tmp_path)
+    assert status == 1 and not left, err[-2000:]
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["diagnoses"][0]["code"] == "DLW102" and "memory" in written
+    assert "+def _collate(b):" in out and "memory (RSS" in out
+    assert out.rstrip("\n").splitlines()[-3:] == [
+        "  DLW102 lambda reaches a DataLoader worker at train.py:9 (root cause, certain)",
+        "  fix: python -m doctor --apply train.py",
+        "  full report: out.json (JSON, written by --report)"]
 
 
 def test_json_has_exactly_the_specified_keys(tmp_path):
