@@ -24,7 +24,8 @@ from flake8_dlworker.untrusted import inert_line
 START_METHODS = ("spawn", "forkserver", "fork")
 CHECK_FORMATS = ("text", "json", "sarif", "github")
 #: run options that take a value, for splitting the doctor's options from the script's
-_VALUED = ("--start-method", "--timeout", "--max-batches", "--max-rounds", "--plot")
+_VALUED = ("--start-method", "--timeout", "--max-batches", "--max-rounds", "--plot",
+           "--report")
 
 RUN_USAGE = "python -m doctor [options] (SCRIPT | -m MODULE) [ARGS...]"
 DESCRIPTION = """\
@@ -37,6 +38,12 @@ cause of a crash with the evidence it rests on.
   python -m doctor explain crash.log          diagnose a saved log (- for stdin)
   python -m doctor check train.py             static findings only
   python -m doctor check --format sarif src/  the same for CI: sarif, github, json
+
+The report ends with a summary: one line per diagnosis (code, title, file:line,
+confidence), the fix in one line, and where the full report is. On a terminal the
+evidence, the diff and the memory chart are shortened to a line each, so the report
+fits one screen: -v shows them in full (as does output to a file or a pipe), and
+--report FILE writes the full report as JSON beside it.
 
 Exit status: 0 nothing found, 1 diagnoses found (a crash the doctor cannot explain
 counts), 2 bad usage or input, 3 the doctor itself failed, 128+N when the doctor was
@@ -109,6 +116,13 @@ def run_parser():
                              "the script's own output goes to stderr")
     parser.add_argument("-m", dest="module", metavar="MODULE",
                         help="run a module as python -m does, in place of SCRIPT")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="on a terminal too, the full report: every line of evidence, "
+                             "the diffs and the memory chart (output to a file or a pipe "
+                             "always has them)")
+    parser.add_argument("--report", metavar="FILE",
+                        help="also write the full report (the --json object) to FILE; the "
+                             "terminal shows the summary")
     parser.add_argument("--plot", type=_plot_file, metavar="FILE.png|FILE.svg",
                         help="also draw each process's memory over the run to this file "
                              "(needs matplotlib: the extra [plot])")
@@ -354,6 +368,10 @@ def cmd_run(options, target):
         path = target[0]
     if options.force and not options.apply:
         raise UsageError("--force only goes with --apply")
+    if options.report and os.path.exists(options.report) and os.path.samefile(
+            options.report, path):
+        raise UsageError("--report %s: is the script; give a new file for the report"
+                         % options.report)
     if options.plot and not _plot_ready():
         return 2
     signals.install()
@@ -381,9 +399,16 @@ def cmd_run(options, target):
                 timeout=options.timeout, max_rounds=options.max_rounds)
     else:
         propose(ev, diagnoses, options.start_method)
-    status = _report(ev, diagnoses, options.json)
+    status = _report(ev, diagnoses, options, _rerun_args(options, target))
     _plot(options.plot, ev, path)
     return signals.exit_status() if signals.received() is not None else status
+
+
+def _rerun_args(options, target):
+    """The doctor's arguments that run ``target`` again as this run did."""
+    method = [] if options.start_method == "spawn" else ["--start-method",
+                                                         options.start_method]
+    return method + list(target)
 
 
 def _compare(options, target, path):
@@ -395,6 +420,8 @@ def _compare(options, target, path):
 
     if options.verify or options.apply:
         raise UsageError("--compare reports; run --verify or --apply without it")
+    if options.report:
+        raise UsageError("--report writes the report of one run; run it without --compare")
     batches = options.max_batches or compare.DEFAULT_BATCHES
     stdout = sys.stderr if options.json else sys.stdout
     show_status = sys.stderr.isatty() and not options.json
@@ -449,7 +476,7 @@ def _run_notebook(options, path, args):
         notebook_run.fix(path, diagnoses, options.start_method, do_verify=options.verify,
                          do_apply=options.apply, force=options.force,
                          timeout=options.timeout)
-    status = _report(ev, diagnoses, options.json)
+    status = _report(ev, diagnoses, options, _rerun_args(options, [path]))
     _plot(options.plot, ev, path)
     return signals.exit_status() if signals.received() is not None else status
 
@@ -480,13 +507,35 @@ def _plot(plot, ev, path):
               file=sys.stderr)
 
 
-def _report(ev, diagnoses, as_json):
-    if as_json:
+def _report(ev, diagnoses, options, rerun=None):
+    """Print the report; a run's (``rerun``: its arguments) ends with the summary, is
+    shortened on a terminal without -v, and is written to --report's FILE too."""
+    written = _write_report(getattr(options, "report", None), ev, diagnoses)
+    if options.json:
         sys.stdout.write(report.json_text(ev, diagnoses) + "\n")
-    else:
+    elif rerun is None:
         sys.stdout.write(report.Terminal(report.use_colour(sys.stdout)).render(ev, diagnoses))
+    else:
+        full = options.verbose or not sys.stdout.isatty()
+        summary = report.Summary(rerun, options.apply, written, full)
+        sys.stdout.write(report.Terminal(report.use_colour(sys.stdout)).render(
+            ev, diagnoses, full, summary))
     sys.stdout.flush()
     return 1 if diagnoses else 0
+
+
+def _write_report(path, ev, diagnoses):
+    """--report FILE: the JSON report written to FILE; FILE, or None when there is none
+    or it could not be written (one line on stderr says why)."""
+    if not path:
+        return None
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(report.json_text(ev, diagnoses) + "\n")
+    except OSError as exc:
+        print("doctor: not written: %s: %s" % (path, exc.strerror or exc), file=sys.stderr)
+        return None
+    return path
 
 
 # -- explain, check -------------------------------------------------------------------
@@ -515,7 +564,7 @@ def cmd_explain(options):
         for root in roots:
             propose(ev, [d for d in readable if inside(d.path, roots) == root],
                     options.start_method, cwd=root)
-    return _report(ev, diagnoses, options.json)
+    return _report(ev, diagnoses, options)
 
 
 def cmd_check(options):

@@ -9,11 +9,12 @@ samples"):
 
     {"unit": "GiB", "available_gb": 7.6,
      "processes": [{"pid": 41, "role": "main", "t": [0.0, ...], "rss_gb": [0.31, ...]},
-                   {"pid": 42, "role": "worker 0", ...}],
+                   {"pid": 42, "role": "worker 0", "loader": 1, ...}],
      "batches": {"t": [...], "count": [...]}}
 
 ``t`` is seconds since the run started; ``role`` is ``main`` (the process that made
-the loaders: the script, or a notebook's kernel), ``worker N``, or the process's name.
+the loaders: the script, or a notebook's kernel), ``worker N``, or the process's name;
+a worker's ``loader`` numbers its DataLoader from 1, in the order the script made them.
 """
 import time
 
@@ -61,8 +62,10 @@ class Timeline:
             if len(self.batches) > MAX_POINTS:
                 self.batches[:] = _halved(self.batches)
 
-    def to_json(self, main_pid=None, worker_ids=None):
-        worker_ids = worker_ids or {}
+    def to_json(self, main_pid=None, worker_ids=None, loaders=None):
+        """The timeline; ``worker_ids``: {pid: worker id}; ``loaders``: {pid: the number
+        of the loader whose worker it is}, its ``loader`` key."""
+        worker_ids, loaders = worker_ids or {}, loaders or {}
         processes = []
         for pid, series in sorted(self.series.items(), key=lambda item: _order(
                 item[0], main_pid, worker_ids)):

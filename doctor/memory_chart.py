@@ -4,11 +4,15 @@ One line per process on a shared time axis, each a sparkline of its RSS on a com
 scale (the highest peak of all), so heights compare between processes::
 
     memory (RSS, 0 to 227 MiB over 10.1 s; 21.9 GiB available):
-      main     ▁▃▄▅▅▆▆▆▆▇▇▇███████████████████████████████████████████  peak 226 MiB
-      worker 0                ▁▁▂▄▄▅▅▆▆▆▆▆▇▇▇▇▇▇███████████████         peak 227 MiB
-      worker 1                ▁▁▂▃▄▅▅▆▆▆▆▆▇▇▇▇▇▇███████████████         peak 227 MiB
-               0 s                                              10.1 s
-      ... and 1 more process under 50 MiB: resource tracker
+      main (pid 41)                    ▁▃▄▅▅▆▆▆▆▇▇▇█████████████████████  peak 226 MiB
+      worker 0 (pid 42), loader 1                ▁▁▂▄▄▅▅▆▆▆▆▆▇▇▇▇▇▇███████   peak 227 MiB
+      worker 1 (pid 43), loader 1                ▁▁▂▃▄▅▅▆▆▆▆▆▇▇▇▇▇▇███████   peak 227 MiB
+                                   0 s                              10.1 s
+      ... and 1 more process under 50 MiB: resource tracker (pid 40)
+
+Each process is named by its role and pid, and a worker by its loader too (the loaders
+numbered in the order the script made them), so the workers of two loaders, or of two
+epochs of one loader, are told apart.
 
 A column is one time slot: the highest RSS sampled in it, or the last one before it
 (the series keeps a point only when RSS moved or time went by); a space where the process
@@ -26,8 +30,8 @@ ASCII_LEVELS = " .:-=+*#%@"
 MAX_PROCESSES = 8
 #: a process that is neither main nor a worker and stays under this is folded away
 SMALL_GB = 50 / 1024
-#: the widest role column; longer roles are cut
-MAX_ROLE = 16
+#: the widest label column (role, pid, loader); longer labels are cut
+MAX_ROLE = 32
 _INDENT = "  "
 
 
@@ -81,7 +85,8 @@ def chart_lines(memory, encoding="utf-8", width=80):
             lines.append(_cut("%s%s %s%s" % (_INDENT, " " * role_width, left,
                                              right.rjust(slots - len(left))), width, unicode))
     if more:
-        kind = "workers" if all(_role(p).startswith("worker") for p in more) else "processes"
+        kind = "workers" if all(str(p.get("role")).startswith("worker") for p in more) \
+            else "processes"
         if len(more) == 1:
             kind = kind[:-1]
         lines.append(_cut("%s... and %d more %s, peak at most %s" % (
@@ -92,6 +97,17 @@ def chart_lines(memory, encoding="utf-8", width=80):
             _INDENT, len(small), "process" if len(small) == 1 else "processes",
             round(SMALL_GB * 1024), ", ".join(_role(p) for p in small)), width, unicode))
     return lines
+
+
+def peak_line(memory):
+    """The timeline in one line: ``memory: 4 processes over 5.5 s, highest peak 226 MiB
+    (main (pid 41))``."""
+    processes = [p for p in (memory or {}).get("processes") or [] if _points(p)]
+    top = max(processes, key=_peak)
+    times = [t for p in processes for t, _ in _points(p)]
+    return "memory: %d process%s over %s, highest peak %s (%s)" % (
+        len(processes), "" if len(processes) == 1 else "es", _seconds(max(times) - min(times)),
+        size_text(_peak(top)), _role(top))
 
 
 def has_timeline(memory):
@@ -109,7 +125,7 @@ def _choose(processes):
     rest = [p for p in processes if id(p) not in {id(s) for s in small}]
     if len(rest) <= MAX_PROCESSES:
         return rest, small, []
-    mains = [p for p in rest if _role(p) == "main"][:1]
+    mains = [p for p in rest if p.get("role") == "main"][:1]
     others = sorted((p for p in rest if id(p) not in {id(m) for m in mains}),
                     key=lambda p: -_peak(p))
     keep = {id(p) for p in mains + others[:MAX_PROCESSES - 1 - len(mains)]}
@@ -161,13 +177,18 @@ def _peak(process):
 
 
 def _role(process):
-    """The role on one line, without control characters (a process names itself)."""
-    role = " ".join(str(process.get("role") or "process").split())
-    return "".join(c if c.isprintable() else "?" for c in role)
+    """The label on one line, without control characters (a process names itself): its
+    role, pid and loader, ``worker 0 (pid 4321), loader 2``."""
+    label = " ".join(str(process.get("role") or "process").split())
+    if isinstance(process.get("pid"), int):
+        label += " (pid %d)" % process["pid"]
+    if isinstance(process.get("loader"), int):
+        label += ", loader %d" % process["loader"]
+    return "".join(c if c.isprintable() else "?" for c in label)
 
 
 def _main_or_worker(process):
-    role = _role(process)
+    role = str(process.get("role") or "")
     return role == "main" or role.startswith("worker ")
 
 

@@ -5,6 +5,7 @@ exceptions: every such text is made inert (:mod:`flake8_dlworker.untrusted`) her
 where it is printed; the catalog's own words and the report's colours are ours."""
 import json
 import os
+import shlex
 import shutil
 import sys
 import textwrap
@@ -102,43 +103,83 @@ class Terminal:
         codes = ";".join(_STYLE[n] for n in names)
         return "\x1b[%sm%s\x1b[0m" % (codes, text)
 
-    def render(self, ev, diagnoses):
-        out = []
-        head = _headline(ev)
-        out.append(self.style(head, "bold"))
+    def render(self, ev, diagnoses, full=True, summary=None):
+        """The report; ``full``: every line of evidence, the diffs and the memory chart
+        (else one line each); ``summary``: the closing block of a run (:class:`Summary`)."""
+        out = [self.style(_headline(ev), "bold")]
         out.extend(self.style("note: " + inert_line(note), "yellow") for note in ev.notes)
         if not diagnoses:
             out.append(self.style("No DataLoader worker problem found.", "green"))
             if ev.hints.get("note"):
                 note = inert_line(ev.hints["note"])
                 out.append(note[0].upper() + note[1:] + ".")
-            out.extend(self._memory(ev))
-            return "\n".join(out) + "\n"
         for number, diag in enumerate(diagnoses):
             out.append("")
-            colour = "red" if number == 0 else "yellow"
-            out.append("%s %s %s  [%s]" % (
-                self.style(diag.code, "bold", colour), diag.rule.title, "",
-                _label(ev, number, diag)))
-            if diag.path:
-                out.append("  at %s" % self.style(_place(diag), "cyan"))
-                out.extend(self._excerpt(diag.path, diag.line, _source_roots(ev), diag.cell))
-            if diag.evidence:
-                out.append("  evidence:")
-                for item in diag.evidence:
-                    lines = inert(item).split("\n")
-                    out.append("    - " + lines[0])
-                    out.extend("      " + self.style(x, "dim") for x in lines[1:])
-            out.append("  why: " + diag.rule.explanation)
-            out.append("  fix: " + diag.rule.fix_title)
-            if diag.patch:
-                out.append("  patch%s:" % (" (verified by a re-run)" if diag.verified else ""))
-                out.extend("    " + x for x in inert(diag.patch).rstrip("\n").split("\n"))
-        if ev.fix and (len(ev.fix["rounds"]) > 1
-                       or not any(d.patch == ev.fix["patch"] for d in diagnoses)):
+            out.extend(self._diagnosis(ev, number, diag, full))
+        if full and ev.fix and (len(ev.fix["rounds"]) > 1
+                                or not any(d.patch == ev.fix["patch"] for d in diagnoses)):
             out.extend(self._fix(ev.fix))  # not when it only repeats the one patch
-        out.extend(self._memory(ev))
+        out.extend(self._memory(ev) if full else self._memory_line(ev))
+        if summary is not None:
+            out.extend(self._summary(ev, diagnoses, summary))
         return "\n".join(out) + "\n"
+
+    def _diagnosis(self, ev, number, diag, full):
+        colour = "red" if number == 0 else "yellow"
+        out = ["%s %s   [%s]" % (self.style(diag.code, "bold", colour), diag.rule.title,
+                                 _label(ev, number, diag))]
+        if diag.path:
+            out.append("  at %s" % self.style(_place(diag), "cyan"))
+            out.extend(self._excerpt(diag.path, diag.line, _source_roots(ev), diag.cell,
+                                     around=2 if full else 1))
+        out.extend(self._evidence(diag.evidence) if full else self._first_evidence(diag))
+        if full:
+            out.append("  why: " + diag.rule.explanation)
+        else:
+            out.extend(textwrap.wrap(diag.rule.explanation, _width(), initial_indent="  why: ",
+                                     subsequent_indent="       ", break_long_words=False))
+        out.append("  fix: " + diag.rule.fix_title)
+        if diag.patch and full:
+            out.append("  patch%s:" % (" (verified by a re-run)" if diag.verified else ""))
+            out.extend("    " + x for x in inert(diag.patch).rstrip("\n").split("\n"))
+        elif diag.patch:
+            out.append("  patch%s: %s; -v shows it" % (
+                " (verified by a re-run)" if diag.verified else "", diff_stat(diag.patch)))
+        return out
+
+    def _evidence(self, evidence):
+        out = ["  evidence:"] if evidence else []
+        for item in evidence:
+            lines = inert(item).split("\n")
+            out.append("    - " + lines[0])
+            out.extend("      " + self.style(x, "dim") for x in lines[1:])
+        return out
+
+    def _first_evidence(self, diag):
+        """The first line of the first evidence, and how many more -v shows."""
+        if not diag.evidence:
+            return []
+        first = inert_line(diag.evidence[0].split("\n")[0])
+        more = len(diag.evidence) - 1
+        return textwrap.wrap(first + (" (and %d more with -v)" % more if more else ""),
+                             _width(), initial_indent="  evidence: ",
+                             subsequent_indent="            ", break_long_words=False)
+
+    def _summary(self, ev, diagnoses, summary):
+        """What a person reads first when the screen stops: each diagnosis in one line,
+        the fix in one line, and where the full report is."""
+        out = ["", self.style("summary", "bold")]
+        for number, diag in enumerate(diagnoses):
+            out.append("  %s %s at %s (%s)" % (
+                self.style(diag.code, "bold", "red" if number == 0 else "yellow"),
+                diag.rule.title, _place(diag) if diag.path else "no file named",
+                _label(ev, number, diag)))
+        if not diagnoses:
+            out.append("  nothing found")
+        else:
+            out.append("  fix: " + summary.fix_line(ev, diagnoses))
+        out.append("  full report: " + summary.report_line())
+        return out
 
     def _memory(self, ev):
         """A run's memory timeline, one sparkline per process (doctor.memory_chart);
@@ -153,6 +194,18 @@ class Terminal:
         more = _payload_lines(ev) + (ev.forecast.text() if ev.forecast is not None else [])
         for line in more:  # within the chart's width, as the chart is
             out.extend(textwrap.wrap(inert_line(line), width, initial_indent="  ",
+                                     subsequent_indent="    ", break_long_words=False))
+        return out
+
+    def _memory_line(self, ev):
+        """The memory timeline in one line (the chart: -v), and a forecast if any."""
+        from doctor import memory_chart
+
+        if ev.source != "run" or not memory_chart.has_timeline(ev.memory):
+            return []
+        out = ["", memory_chart.peak_line(ev.memory) + "; -v draws the chart"]
+        for line in ev.forecast.text() if ev.forecast is not None else []:
+            out.extend(textwrap.wrap(inert_line(line), _width(), initial_indent="  ",
                                      subsequent_indent="    ", break_long_words=False))
         return out
 
@@ -189,6 +242,54 @@ class Terminal:
             text = "  %s %4d | %s" % (mark, number, inert_line(lines[number - 1]))
             found.append(self.style(text, "bold") if number == line else text)
         return found
+
+
+class Summary:
+    """What the closing block of a run says beyond the diagnoses: the command that
+    writes the fix, and where the full report is.
+
+    ``command``: the doctor's arguments naming the target (``["train.py", "--epochs",
+    "1"]`` or ``["-m", "pkg.train"]``), with the options a re-run needs; ``applied``:
+    --apply ran; ``report_file``: where --report wrote the JSON report, or None."""
+
+    def __init__(self, command, applied=False, report_file=None, full=False):
+        self.command, self.applied = command, applied
+        self.report_file, self.full = report_file, full
+
+    def fix_line(self, ev, diagnoses):
+        if self.applied:
+            return "--apply ran: the lines \"doctor: wrote\" above name each file and its backup"
+        if any(d.patch for d in diagnoses) or (ev.fix or {}).get("patch"):
+            return "python -m doctor --apply %s" % inert_line(shlex.join(self.command))
+        return "%s (no patch is made for it)" % diagnoses[0].rule.fix_title
+
+    def report_line(self):
+        more = "-v shows every line of evidence, the diff and the memory chart"
+        if self.report_file:
+            where = "%s (JSON, written by --report)" % inert_line(self.report_file)
+            return where if self.full else "%s; %s" % (where, more)
+        return "%s; --report FILE writes it as JSON" % ("above" if self.full else more)
+
+
+def diff_stat(patch):
+    """``train.py +4 -1`` for a unified diff: the lines added and removed per file."""
+    files, counts = [], {}
+    for line in patch.splitlines():
+        if line.startswith("+++ "):
+            name = line[4:].split("\t")[0]
+            name = name[2:] if name.startswith("b/") else name
+            files.append(name)
+            counts[name] = [0, 0]
+        elif files and line.startswith("+"):
+            counts[files[-1]][0] += 1
+        elif files and line.startswith("-") and not line.startswith("--- "):
+            counts[files[-1]][1] += 1
+    return ", ".join(inert_line("%s +%d -%d" % (f, *counts[f])) for f in files) or "a diff"
+
+
+def _width():
+    """The terminal's width for wrapped text, 40 to 120 columns."""
+    return max(40, min(120, shutil.get_terminal_size((80, 24)).columns))
 
 
 def _label(ev, number, diag):

@@ -398,9 +398,7 @@ class Run:
                          if e.get("event") == "containers" for found in e.get("found", [])]
         if self.timeline is not None:
             main = next((e["pid"] for e in events if e.get("event") == "main_start"), None)
-            ev.memory = self.timeline.to_json(main, {
-                e["pid"]: e.get("worker_id") for e in events
-                if e.get("event") == "worker_start"})
+            ev.memory = self.timeline.to_json(main, *_worker_places(events))
             ev.forecast = forecast.for_run(ev)
         ev.hints["elapsed_s"] = elapsed
         if outcome == "stopped":  # who stopped it: only --max-batches' stop is a finished run
@@ -437,6 +435,26 @@ class Run:
             if self.last_available.get(pid) is not None:
                 worker.available_gb = self.last_available[pid] / _GIB
         return list(found.values())
+
+
+def _worker_places(events):
+    """({pid: worker id}, {pid: loader number}) of every worker: the loaders numbered
+    from 1 in the order the script made them; a worker's id from its own word, else its
+    place among its loader's workers (one that died before it could say)."""
+    numbers = {}
+    for e in events:
+        if e.get("event") == "loader":
+            numbers.setdefault(e.get("key"), len(numbers) + 1)
+    ids, loaders = {}, {}
+    for e in events:
+        if e.get("event") == "workers":
+            for index, pid in enumerate(e.get("pids") or []):
+                ids.setdefault(pid, index)
+                if e.get("key") in numbers:
+                    loaders[pid] = numbers[e["key"]]
+        elif e.get("event") == "worker_start":
+            ids[e["pid"]] = e.get("worker_id")
+    return ids, loaders
 
 
 def _leave_out_shutdown_crashes(ev):

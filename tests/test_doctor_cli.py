@@ -1,5 +1,6 @@
 """The doctor's command line: bad input, the target's own view of the world, stopping
 early, ending the tree on Ctrl-C or when the script kills itself, and the report."""
+import json
 import os
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import textwrap
 import pytest
 
 from doctor_run import TOKEN, doctor_command, run_doctor
+from fixture_markers import example_env, find
 from tiers import starts_torch
 
 LOADER = textwrap.dedent("""\
@@ -56,7 +58,8 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, args, message):
 def test_help_explains_the_commands(tmp_path):
     status, _report, out, _err, _left = doctor_command(["--help"], tmp_path, limit=300)
     assert status == 0
-    for word in ("explain", "check", "--start-method", "--timeout", "--max-batches", "-m"):
+    for word in ("explain", "check", "--start-method", "--timeout", "--max-batches", "-m",
+                 "-v, --verbose", "--report FILE", "summary"):
         assert word in out
 
 
@@ -151,13 +154,20 @@ def test_terminal_report_has_no_colour_off_a_tty(tmp_path):
 
 
 @starts_torch
-def _run_on_a_tty(args, cwd, env_extra):
-    """Run the doctor with stdout and stderr on a real pseudo-terminal; all it wrote."""
+def _run_on_a_tty(args, cwd, env_extra, size=None):
+    """Run the doctor with stdout and stderr on a real pseudo-terminal (``size``: its
+    (rows, columns), set as a terminal sets it); all it wrote."""
+    import fcntl
     import pty
+    import struct
+    import termios
 
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(env_extra)
     main, child = pty.openpty()
+    if size is not None:
+        fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
+        env.update(LINES=str(size[0]), COLUMNS=str(size[1]))
     proc = subprocess.Popen([sys.executable, "-m", "doctor", *args], cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL, stdout=child, stderr=child)
     os.close(child)
@@ -173,6 +183,19 @@ def _run_on_a_tty(args, cwd, env_extra):
     proc.wait(timeout=600)
     os.close(main)
     return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+def last_screen(text, rows=40, columns=120):
+    """The rows a ``rows`` x ``columns`` terminal shows when ``text`` stops: colours
+    dropped, a ``\\r`` line (the live status) as overwritten, long lines wrapped."""
+    import re
+
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r\n", "\n")
+    screen = []
+    for line in plain.split("\n"):
+        line = line.rsplit("\r", 1)[-1]
+        screen.extend([line[i:i + columns] for i in range(0, len(line), columns)] or [""])
+    return screen[-rows:]
 
 
 LAMBDA = LOADER.replace("num_workers=2", "num_workers=2, collate_fn=lambda b: b")
@@ -191,6 +214,45 @@ def test_no_color_is_respected_on_a_tty(tmp_path):
     status, text = _run_on_a_tty(["train.py"], tmp_path, {"NO_COLOR": "1"})
     assert status == 1 and "DLW102" in text
     assert "\x1b[1;31m" not in text and "\x1b[0m" not in text
+
+
+#: one-cause fixtures: (program, its root cause, the line the report names)
+ONE_CAUSE = [("dlw102_collate.py", "DLW102", 8), ("dlw101_loop.py", "DLW101", 7),
+             ("dlw103_nested_collate.py", "DLW103", 11),
+             ("dlw104_guard_dataset.py", "DLW104", 13), ("dlw108_open_file.py", "DLW108", 7)]
+
+
+@pytest.mark.parametrize("name, code, line", ONE_CAUSE)
+def test_the_last_screen_of_a_120x40_terminal_names_the_cause_and_the_fix(name, code, line):
+    """What stays on a terminal when the run ends: the root cause's code and file:line,
+    and the fix, in its last 40 rows; the doctor's own files nowhere in the output."""
+    path = find(name)
+    env = {TOKEN: "screen-%d" % os.getpid(), "PYTHONPATH": example_env()["PYTHONPATH"]}
+    status, text = _run_on_a_tty([name], path.parent, env, size=(40, 120))
+    assert status == 1, text[-3000:]
+    screen = "\n".join(last_screen(text))
+    summary = screen[screen.rindex("summary"):]
+    assert "%s " % code in summary and "%s:%d" % (name, line) in summary, screen
+    assert "  fix: python -m doctor --apply %s" % name in summary, screen
+    assert "full report: -v shows" in summary
+    for own in ("/doctor/", "doctor/agent"):
+        assert own not in text, text[max(0, text.find(own) - 2000):text.find(own) + 500]
+
+
+def test_report_file_holds_the_json_beside_the_full_terminal_report(tmp_path):
+    """Off a terminal the report is full (the diff, the chart), then the summary names
+    the file that --report wrote: the same object --json prints."""
+    (tmp_path / "train.py").write_text(LAMBDA)
+    status, _report, out, err, left = run_doctor(["--report", "out.json", "train.py"],
+                                                 tmp_path)
+    assert status == 1 and not left, err[-2000:]
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["diagnoses"][0]["code"] == "DLW102" and "memory" in written
+    assert "+def _collate(b):" in out and "memory (RSS" in out
+    assert out.rstrip("\n").splitlines()[-3:] == [
+        "  DLW102 lambda reaches a DataLoader worker at train.py:9 (root cause, certain)",
+        "  fix: python -m doctor --apply train.py",
+        "  full report: out.json (JSON, written by --report)"]
 
 
 def test_json_has_exactly_the_specified_keys(tmp_path):

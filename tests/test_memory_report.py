@@ -50,14 +50,14 @@ def test_chart_of_a_run():
     axis = lines[4]
     assert axis.split() == ["0", "s", "10.0", "s"]
     first, columns = axis.index("0 s"), len(axis) - axis.index("0 s")
-    assert main[first] != " " and set(main[2:first].strip()) <= set("main")
+    assert main[first] != " " and main[2:first].strip() == "main (pid 41)"
     lived = [i for i in range(first, first + columns) if worker0[i] != " "]
     assert abs((lived[0] - first) / columns - 0.5) < 0.05
     assert abs((lived[-1] + 1 - first) / columns - 0.8) < 0.05
     assert len(lived) == lived[-1] - lived[0] + 1  # no gap while it lived
     # a common scale: main reaches the top block, worker 1 (a quarter of it) does not
     assert "█" in main and "█" not in worker1 and "█" not in worker0
-    assert lines[5] == "  ... and 1 more process under 50 MiB: resource tracker"
+    assert lines[5] == "  ... and 1 more process under 50 MiB: resource tracker (pid 40)"
     assert len(lines) == 6
     assert all(len(line) <= 80 for line in lines)
     assert not any("\x1b" in line for line in lines)
@@ -71,7 +71,7 @@ def test_ascii_fallback_when_the_encoding_cannot_hold_blocks():
         text = "\n".join(lines)
         text.encode(encoding)  # every character writable
         assert not BLOCKS & set(text)
-        assert "@" in lines[1] and set(spark_of(lines[1], "main")[6:]) <= set(
+        assert "@" in lines[1] and set(spark_of(lines[1], "main (pid 41)")[15:]) <= set(
             memory_chart.ASCII_LEVELS)
 
 
@@ -87,11 +87,11 @@ def test_a_single_point():
     assert not memory_chart.has_timeline(memory)  # the report shows none
     lines = memory_chart.chart_lines(memory)
     assert lines[0] == "memory (RSS, 0 to 307 MiB over 0.0 s):"
-    assert lines[1] == "  main █  peak 307 MiB" and len(lines) == 2
+    assert lines[1] == "  main (pid 1) █  peak 307 MiB" and len(lines) == 2
     # one point among longer series: one column, where it was sampled
     lines = memory_chart.chart_lines({"processes": [
-        series("main", [0.0, 10.0], [1.0, 1.0]), series("worker 0", [10.0], [0.5])]})
-    worker = spark_of(lines[2], "worker 0")[len("  worker 0 "):]
+        series("main", [0.0, 10.0], [1.0, 1.0]), series("worker 0", [10.0], [0.5], 2)]})
+    worker = spark_of(lines[2], "worker 0 (pid 2)")[len("  worker 0 (pid 2) "):]
     assert worker.strip() and len(worker.strip()) == 1 and worker.rstrip() == worker
 
 
@@ -130,6 +130,21 @@ def test_only_small_processes_are_shown_not_folded():
     lines = memory_chart.chart_lines({"processes": [
         series("resource tracker", [0.0, 1.0], [0.01, 0.012])]})
     assert lines[1].startswith("  resource tracker ") and len(lines) == 3
+
+
+def test_every_process_is_labelled_by_role_pid_and_loader():
+    """Two loaders each have a worker 0: the pid and the loader tell them apart."""
+    workers = [dict(series("worker 0", [1.0, 2.0], [0.3, 0.4], pid), loader=loader)
+               for pid, loader in ((4321, 1), (4400, 2))]
+    lines = memory_chart.chart_lines({"processes": [
+        series("main", [0.0, 3.0], [1.0, 1.0], 41)] + workers + [
+        series("resource tracker", [0.0, 3.0], [0.01, 0.01], 40)]})
+    assert [line[2:32] for line in lines[1:4]] == [
+        "main (pid 41)".ljust(30), "worker 0 (pid 4321), loader 1".ljust(30),
+        "worker 0 (pid 4400), loader 2".ljust(30)]
+    assert lines[-1].endswith("resource tracker (pid 40)")
+    assert memory_chart.peak_line({"processes": workers}) == (
+        "memory: 2 processes over 1.0 s, highest peak 410 MiB (worker 0 (pid 4321), loader 1)")
 
 
 def test_mib_below_one_gib():
@@ -286,7 +301,7 @@ def _run_on_a_tty(args, cwd, env_extra):
 @needs.posix
 def test_terminal_chart_on_a_tty_with_no_color_and_svg(tmp_path):
     pytest.importorskip("matplotlib")
-    status, text, left = _run_on_a_tty(["--plot", "out.svg", GOOD], tmp_path,
+    status, text, left = _run_on_a_tty(["-v", "--plot", "out.svg", GOOD], tmp_path,
                                        {"NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
     assert status == 0 and not left, text
     assert "No DataLoader worker problem found." in text
@@ -301,3 +316,13 @@ def test_terminal_chart_on_a_tty_with_no_color_and_svg(tmp_path):
     for role in ("main", "worker 0", "worker 1"):
         assert ">%s<" % role in svg
     assert ">memory of clean_good_script.py" in svg
+
+
+def test_workers_are_numbered_by_their_loader_even_when_they_died_unannounced():
+    from doctor.supervisor import _worker_places
+
+    events = [{"event": "loader", "key": "a"}, {"event": "loader", "key": "b"},
+              {"event": "workers", "key": "b", "pids": [7, 8]},
+              {"event": "worker_start", "pid": 8, "worker_id": 1},
+              {"event": "workers", "key": "a", "pids": [9]}]
+    assert _worker_places(events) == ({7: 0, 8: 1, 9: 0}, {7: 2, 8: 2, 9: 1})

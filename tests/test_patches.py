@@ -284,3 +284,21 @@ if __name__ == "__main__":  # record what the fixtures print under fork
         outputs = dict(pool.map(_fork_output, names))
     FORK_OUTPUTS.write_text(json.dumps(outputs, indent=1, sort_keys=True) + "\n")
     print("recorded %d fork outputs in %s" % (len(outputs), FORK_OUTPUTS.relative_to(ROOT)))
+
+
+def test_the_combined_fix_adds_no_blank_line_inside_the_guard(tmp_path):
+    """A lambda lifted out of unguarded code, then that code moved under the guard: the
+    blank lines that set the lifted def apart stay with it, none inside the block."""
+    from doctor.patches.combine import Request, combine
+
+    script = tmp_path / "multi_lambda_unguarded.py"
+    script.write_text((ROOT / "fixtures" / "multi_lambda_unguarded.py").read_text())
+    path = str(script)
+    fixed = combine([Request("DLW102", path), Request("DLW101", path)])[path]
+    before, after = fixed.before.splitlines(), fixed.after.splitlines()
+    guard = after.index('if __name__ == "__main__":')
+    block = after[guard + 1:]
+    assert block and all(line.startswith("    ") and line.strip() for line in block), after
+    assert "def _collate(batch):" in after[:guard] and after[guard - 2:guard] == ["", ""]
+    assert sum(not line.strip() for line in after) == sum(
+        not line.strip() for line in before) + 3  # one more above the def, two above the guard

@@ -13,7 +13,7 @@ import sys
 
 from doctor.agent import OWN, START_METHOD, emit, line_buffered, own_start_method, \
     stack_file
-from doctor.agent import hooks
+from doctor.agent import hooks, unseen
 from flake8_dlworker import platforms
 
 
@@ -28,7 +28,8 @@ def main(argv):
 
 def become_main():
     """Make this process the run's main one (a script's, or a notebook's kernel): the
-    start method forced, stacks answered when asked, torch's DataLoader hooked."""
+    start method forced, stacks answered when asked, torch's DataLoader hooked, and
+    the doctor's own frames and warnings kept out of what the script prints."""
     method = os.environ.get(START_METHOD, "spawn")
     if method == OWN:  # --compare: the script's own start method, nothing forced
         method = own_start_method()
@@ -38,6 +39,7 @@ def become_main():
     if dump_to is not None:
         platforms.answer_stack_requests(dump_to)
     hooks.install()
+    unseen.install()
     emit("main_start", start_method=method)
 
 

@@ -88,7 +88,8 @@ def fix(source, finding, facts):
         return None
     blank, comments = _cst.split_leading(moved[0].leading_lines)
     first = moved[0].with_changes(leading_lines=comments)
-    moved = [first] + moved[1:]
+    moved = [first] + [_in_block(s, _follows_one_that_stays(body, s, stays))
+                       for s in moved[1:]]
     kept = [s for s in body if id(s) in stays]
     last = kept[-1] if kept else None
     if last is not None and _cst.is_main_guard(last) and _after_all(tree, last, work):
@@ -103,6 +104,22 @@ def fix(source, finding, facts):
     guard = guard.with_changes(leading_lines=blank,
                                body=guard.body.with_changes(body=moved))
     return module.with_changes(body=kept + [guard]).code
+
+
+def _follows_one_that_stays(body, stmt, stays):
+    index = next(i for i, s in enumerate(body) if s is stmt)
+    return index > 0 and id(body[index - 1]) in stays
+
+
+def _in_block(stmt, after_a_gap):
+    """A moved statement's blank lines as the block shows them: none when a statement
+    that stays was above it (those lines set that one apart, as a definition's two),
+    the others without the block's indentation; its comments as they are."""
+    blank, comments = _cst.split_leading(stmt.leading_lines)
+    if after_a_gap:
+        blank = []
+    return stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * len(blank)
+                             + comments)
 
 
 def _after_all(tree, guard, work):
