@@ -14,17 +14,18 @@ $(BIN)/.installed: pyproject.toml
 demo: $(BIN)/.installed
 	@$(BIN)/python scripts/demo.py
 
-# one more test process than cores: several tests wait on a timeout without using a core
+# one more test process than cores: several tests wait on a timeout without using a core;
+# --dist worksteal: an idle test process takes tests queued for a busy one
 JOBS ?= $(shell $(PY) -c "import os; print((os.cpu_count() or 1) + 1)")
 
 # the fast tier: every test that starts no torch process, the recorded runs replayed
 # through the diagnosis, and the few real end-to-end runs marked e2e (tests/tiers.py)
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -q -n $(JOBS) -m "not full or e2e"
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal -m "not full or e2e"
 
 # every tier: each fixture and example run for real, patched scripts re-run under spawn
 test-all: $(BIN)/.installed
-	$(BIN)/python -m pytest -q -n $(JOBS)
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal
 
 # record again the real runs the fast tier replays (the missing and stale ones)
 record: $(BIN)/.installed
