@@ -906,9 +906,12 @@ def worker_exit(ev):
     found = _find(ev, r"exited unexpectedly with exit code (\d+)")
     for worker in ev.workers:
         if worker.exitcode not in (None, 0) and not worker.signal:
-            return Diagnosis("DLW205", "possible", [
-                "%s exited with status %d and printed no traceback" % (
-                    _worker_words(worker), worker.exitcode)])
+            printed = [exc for exc in ev.all_exceptions() if exc.process != "main"]
+            said = ("; the last error a child process printed: %s (%s)" % (
+                printed[-1].last_line()[:300], printed[-1].process) if printed
+                else " and printed no traceback")
+            return Diagnosis("DLW205", "possible", ["%s exited with status %d%s" % (
+                _worker_words(worker), worker.exitcode, said)])
     if found and ev.source != "log":
         return Diagnosis("DLW205", "possible", [_first_line(found[1])])
     return None  # a log: only the generic symptom, see generic()

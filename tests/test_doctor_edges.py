@@ -1,6 +1,7 @@
 """Smaller edges of the doctor's command line, each reproduced by real means: a reader
 that goes away (``| head -1``), a long stream of stderr lines, the script's stdin.
-The scripts here import no torch, so the real doctor runs them in the fast tier."""
+The scripts here import no torch, so the real doctor runs them in the fast tier, but for
+the script that deletes itself."""
 import os
 import signal
 import subprocess
@@ -11,7 +12,7 @@ import uuid
 
 import pytest
 
-from doctor_run import TOKEN, doctor_command, end_leftovers, leftovers
+from doctor_run import TOKEN, doctor_command, end_leftovers, leftovers, run_doctor
 import needs
 
 pytestmark = needs.posix
@@ -86,3 +87,34 @@ def test_a_dead_kernel_names_its_cell_counted_from_one(tmp_path):
     status, _, out, err, left = doctor_command(["nb.ipynb"], str(tmp_path), limit=PATIENCE_S)
     assert not left, left
     assert "the kernel died while it ran cell 3\n" in err, err[-3000:]
+
+
+SELF_DELETING = textwrap.dedent("""\
+    import os
+
+    from torch.utils.data import DataLoader
+
+
+    def main():
+        os.remove(os.path.abspath(__file__))  # a script that cleans up after itself
+        for batch in DataLoader(list(range(8)), batch_size=2, num_workers=2):
+            print(batch)
+
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+def test_a_script_that_deletes_itself_is_not_said_to_print_no_traceback(tmp_path):
+    """Spawned workers re-import the script, which is gone: they print a traceback and
+    exit 1. The report quotes that error instead of saying none was printed."""
+    (tmp_path / "gone.py").write_text(SELF_DELETING)
+    status, report, _out, err, left = run_doctor(["--json", "gone.py"], tmp_path,
+                                                 limit=PATIENCE_S)
+    assert not left and status == 1, err[-3000:]
+    assert "FileNotFoundError" in err
+    (first,) = report["diagnoses"][:1]
+    text = " ".join(first["evidence"])
+    assert "printed no traceback" not in text, first
+    assert "FileNotFoundError: [Errno 2] No such file or directory" in text, first
