@@ -26,6 +26,7 @@ import os
 import re
 import signal
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -119,12 +120,13 @@ class _Timeout(BaseException):
 
 
 class _Problem(Exception):
-    def __init__(self, code, subject, detail, evidence=()):
+    def __init__(self, code, subject, detail, evidence=(), head=None):
         super().__init__(subject)
         self.code = code          # catalog code or None
         self.subject = subject    # "path: what" line
         self.detail = detail      # the error, one line
         self.evidence = list(evidence)
+        self.head = head          # the first line, when it is no catalog cause
 
 
 class _Check:
@@ -139,6 +141,7 @@ class _Check:
         self.worker_pids = []
         self.exit_codes = {}  # pid -> exit code of the workers dead before they were ended
         self.timed_out = False
+        self.hung_in = None  # the test's own code the main thread hung in (_own_code)
         self.phase = "starting the workers"
 
     # -- the whole check ----------------------------------------------------------
@@ -174,7 +177,7 @@ class _Check:
 
         rule = RULES.get(problem.code) if problem.code else None
         head = ("%s %s" % (rule.code, rule.title) if rule
-                else "the DataLoader cannot run in worker processes")
+                else problem.head or "the DataLoader cannot run in worker processes")
         lines = ["%s (start method: %s)" % (head, self.method), problem.subject]
         if problem.detail:
             lines.append("error: %s" % problem.detail)
@@ -243,6 +246,11 @@ class _Check:
             draws.join_thread()
             self._stderr_text()  # complete now that the workers are gone
             self.stacks = self._read_stacks()
+        if self.timed_out and self.hung_in is not None:
+            path, line, func = self.hung_in
+            raise _Problem(None, "%s:%d: %s() did not return in %gs (%s)" % (
+                path, line, func, self.timeout, self.phase), None,
+                head="the test process hangs in its own code, not in a DataLoader worker")
         if self.timed_out:
             raise _Problem("DLW206", "the loader delivered no batch in %gs (%s)"
                            % (self.timeout, self.phase), None, self._stacks())
@@ -524,6 +532,7 @@ class _Deadline:
 
     def __enter__(self):
         def on_alarm(signum, frame):
+            self.check.hung_in = _own_code(frame)
             raise _Timeout()
 
         # no alarm on Windows, off the main thread, or while pytest-timeout holds it
@@ -549,6 +558,24 @@ class _Deadline:
         if exc[0] is not None and issubclass(exc[0], Exception) and self.check.timed_out:
             raise _Timeout()  # the watchdog ended the workers: that is the failure
         return False
+
+
+def _own_code(frame):
+    """(path, line, function) of the test's own code when the main thread was running it
+    (a dataset's ``__len__`` that never returns, say), or None when it was waiting in
+    torch or in this plugin (for a worker): the innermost frame outside the standard
+    library decides."""
+    library = tuple(os.path.join(os.path.realpath(p), "") for p in {
+        sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
+    own = os.path.join(os.path.dirname(os.path.realpath(__file__)), "")
+    while frame is not None:
+        path = os.path.realpath(frame.f_code.co_filename)
+        if not path.startswith(library):
+            if path.startswith(own) or "site-packages" in path or "dist-packages" in path:
+                return None
+            return path, frame.f_lineno, frame.f_code.co_name
+        frame = frame.f_back
+    return None
 
 
 class _QuietSIGCHLD:

@@ -622,6 +622,38 @@ def test_lambda(dataloader_doctor):
 '''
 
 
+LEN_HANGS = """
+import time
+
+from torch.utils.data import DataLoader, Dataset
+
+
+class Endless(Dataset):
+    def __len__(self):
+        time.sleep(3600)  # never returns in time
+        return 8
+
+    def __getitem__(self, i):
+        return i
+
+
+def test_len_hangs(dataloader_doctor):
+    dataloader_doctor.check(DataLoader(Endless(), num_workers=1), timeout=10)
+"""
+
+
+def test_a_hang_in_the_tests_own_code_is_no_worker_hang(pytester):
+    """The dataset's ``__len__`` never returns: it runs in the test process (the sampler
+    asks for it), so the check names that code and does not report a hung worker."""
+    _write_project(pytester, LEN_HANGS)
+    result = _run_pytest(pytester, "-p", "no:cacheprovider", timeout=400)
+    text = result.stdout.str()
+    assert result.ret == 1, text
+    assert "the test process hangs in its own code, not in a DataLoader worker" in text, text
+    assert re.search(r"test_loaders\.py:\d+: __len__\(\) did not return in 10s", text), text
+    assert "DLW206" not in text, text
+
+
 def test_works_under_xdist(pytester):
     pytest.importorskip("xdist")
     _write_project(pytester, XDIST_TESTS)
