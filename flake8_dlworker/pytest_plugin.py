@@ -155,8 +155,12 @@ class _Check:
             return None, CheckReport(self.method, got, [], "")
         try:
             if self.method != "fork":
-                self._probe_pickling()
-            got = self._run_workers()
+                # the first worker's real pickling reuses what the probe's got from the
+                # user's own __getstate__: it runs once per worker, as without the check
+                with self._probe_pickling().reused_by_next_worker():
+                    got = self._run_workers()
+            else:
+                got = self._run_workers()
         except _Problem as problem:
             return self._message(problem), None
         text = self._stderr_text()
@@ -165,12 +169,14 @@ class _Check:
         return None, CheckReport(self.method, got, self.worker_pids, text)
 
     def _probe_pickling(self):
-        from flake8_dlworker.testing import find_unpicklable, loader_payload
+        from flake8_dlworker.testing import KeptReductions, loader_payload, measure
 
+        kept = KeptReductions()
         for name, obj in loader_payload(self.loader):
-            culprit = find_unpicklable(obj, name)
+            culprit = measure(obj, name, kept=kept)[0]
             if culprit is not None:
                 raise _Problem(culprit.code, str(culprit), culprit.error)
+        return kept
 
     def _message(self, problem):
         from flake8_dlworker.catalog import RULES

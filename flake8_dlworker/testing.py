@@ -99,15 +99,22 @@ def find_unpicklable(obj, root="obj"):
     return measure(obj, root)[0]
 
 
-def measure(obj, root="obj"):
+def measure(obj, root="obj", kept=None):
     """(``find_unpicklable``'s answer, the bytes a spawned worker receives for ``obj``, or
     None when it cannot be pickled). The size is that of the one pickling spawn does
-    for each worker, counted as it is written, never kept."""
+    for each worker, counted as it is written, never kept.
+
+    With ``kept`` (a ``KeptReductions``), what the user's own ``__reduce__``,
+    ``__reduce_ex__`` and ``__getstate__`` returned during a dump that succeeded is
+    kept there, so that the first worker's real pickling can reuse it instead of
+    calling them a second time (``KeptReductions.reused_by_next_worker``)."""
     if _is_dataloader(obj):
         return find_unpicklable_in_loader(obj, root), None
-    with _SpawnPickling() as pickling:
+    with _SpawnPickling(keep=kept is not None) as pickling:
         failure = pickling.dump(obj)
         if failure is None:
+            if kept is not None:
+                kept.add(pickling.kept)
             return None, pickling.size
         return _Search(pickling).run(obj, root, failure), None
 
@@ -190,11 +197,13 @@ class _ProbePopen:
 class _SpawnPickling:
     """A context in which ``dump`` pickles exactly as a spawned worker's start does."""
 
-    def __init__(self):
+    def __init__(self, keep=False):
         self.dumps = 0
         self.main = None
         self.pickler = None
         self.size = None   # bytes of the last dump that succeeded
+        #: with ``keep``: id -> (object, what its own reduction returned) of the last dump
+        self.kept = {} if keep else None
 
     def __enter__(self):
         from multiprocessing import context, reduction
@@ -211,7 +220,9 @@ class _SpawnPickling:
         class ProbePickler(reduction.ForkingPickler):
             def reducer_override(self, obj):
                 probe._check(obj)
-                return NotImplemented
+                if probe.kept is None:
+                    return NotImplemented
+                return _keep_reduction(self, obj, probe.kept)
 
         self.pickler = ProbePickler
         return self
@@ -234,6 +245,8 @@ class _SpawnPickling:
         popen = _ProbePopen()
         self._context.set_spawning_popen(popen)
         sink = _Sink()
+        if self.kept is not None:
+            self.kept = {}
         try:
             pickler = self.pickler(sink, None)
             pickler.dump(obj)
@@ -249,6 +262,101 @@ class _SpawnPickling:
                 return _ChildFailure(obj, "fd", fd)
         self.size = sink.size
         return None
+
+
+# --- the user's own reductions, run once for the probe and the first worker -------
+
+def _own_reduction(obj):
+    """The type's ``__reduce_ex__``, ``__reduce__`` or ``__getstate__`` when the user's
+    code defines one (those may have side effects), else None."""
+    cls = type(obj)
+    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType,
+                        types.ModuleType, types.MethodType)):
+        return None
+    module = getattr(cls, "__module__", "") or ""
+    if module.split(".")[0] in _LIBRARY_REDUCTIONS:
+        return None
+    own = any(getattr(cls, name, None) is not getattr(object, name, None)
+              for name in ("__reduce_ex__", "__reduce__", "__getstate__"))
+    return own or None
+
+
+#: packages whose reductions hand resources to the child being spawned (descriptors,
+#: shared memory): those run again for each worker, as spawn runs them
+_LIBRARY_REDUCTIONS = {"torch", "multiprocessing", "_multiprocessing", "builtins", "numpy"}
+
+
+def _keep_reduction(pickler, obj, kept):
+    """What ``pickler`` would get from ``obj``'s own reduction, computed here once and kept
+    (iterators of items as lists, so that a second pickling can read them again)."""
+    if not _own_reduction(obj) or type(obj) in getattr(pickler, "dispatch_table", {}):
+        return NotImplemented
+    reduced = obj.__reduce_ex__(pickle.DEFAULT_PROTOCOL)
+    if not isinstance(reduced, tuple):
+        return reduced
+    reduced = tuple(list(part) if i in (3, 4) and part is not None else part
+                    for i, part in enumerate(reduced))
+    kept[id(obj)] = (obj, reduced)
+    return _fresh(reduced)
+
+
+def _fresh(reduced):
+    return tuple(iter(part) if i in (3, 4) and part is not None else part
+                 for i, part in enumerate(reduced))
+
+
+class KeptReductions:
+    """What the user's own reductions returned while the probe pickled a loader's parts,
+    reused by the real pickling of the loader's first worker: each of them runs once per
+    worker, as without the probe."""
+
+    def __init__(self):
+        self._kept = {}
+
+    def add(self, kept):
+        self._kept.update(kept)
+
+    def reused_by_next_worker(self):
+        """A context in which the next ``Process`` that ``multiprocessing.reduction.dump``
+        pickles (the first worker the loader starts) reuses the kept reductions."""
+        return _ReusedByNextWorker(self._kept)
+
+
+class _ReusedByNextWorker:
+    def __init__(self, kept):
+        self.kept = kept
+
+    def __enter__(self):
+        from multiprocessing import process, reduction
+
+        self._reduction = reduction
+        self._dump = real_dump = reduction.dump
+        kept = self.kept
+
+        class ReusingPickler(reduction.ForkingPickler):
+            def reducer_override(self, obj):
+                found = kept.get(id(obj))
+                if found is not None and found[0] is obj:
+                    return _fresh(found[1])
+                return NotImplemented
+
+        def dump(obj, file, protocol=None):
+            if not kept or not isinstance(obj, process.BaseProcess):
+                return real_dump(obj, file, protocol)
+            reduction.dump = real_dump  # once: the other workers pickle as spawn does
+            try:
+                ReusingPickler(file, protocol).dump(obj)
+            finally:
+                kept.clear()
+
+        if kept:
+            reduction.dump = dump
+        return self
+
+    def __exit__(self, *exc):
+        self._reduction.dump = self._dump
+        self.kept.clear()
+        return False
 
 
 def _file_id(fd):

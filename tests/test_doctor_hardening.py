@@ -564,3 +564,54 @@ def test_a_worker_exit_signalled_while_the_hooks_hold_their_lock_does_not_hang(t
         pytest.fail("the SIGCHLD handler waited on the lock its own thread held")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "handled\n"
+
+
+GETSTATE_COUNTED = textwrap.dedent("""\
+    import os
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    LOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "getstate.log")
+
+
+    class Counted(Dataset):
+        def __init__(self):
+            self.items = [torch.tensor([i]) for i in range(8)]
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            return self.items[i]
+
+        def __getstate__(self):
+            with open(LOG, "a") as log:
+                log.write("%d\\n" % os.getpid())
+            return self.__dict__
+
+
+    if __name__ == "__main__":
+        loader = DataLoader(Counted(), batch_size=2, num_workers=2,
+                            multiprocessing_context="spawn")
+        print("total", sum(int(batch.sum()) for batch in loader))
+""")
+
+
+def test_a_side_effecting_getstate_runs_once_per_worker_as_without_the_doctor(tmp_path):
+    """The probe's pickling of the dataset is reused by the first worker's real one: the
+    user's ``__getstate__`` runs as often under the doctor as in the plain run."""
+    (tmp_path / "train.py").write_text(GETSTATE_COUNTED)
+    log = tmp_path / "getstate.log"
+    plain = run_python(["train.py"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=PATIENCE_S)
+    assert plain.returncode == 0 and "total 28" in plain.stdout, plain.stderr[-3000:]
+    alone = log.read_text().splitlines()
+    log.unlink()
+    status, report, _out, err, left = run_doctor(["--json", "train.py"], tmp_path,
+                                                 limit=PATIENCE_S)
+    assert not left, left
+    assert (status, report["outcome"]) == (0, "passed"), err[-3000:]
+    assert "total 28" in err  # the script's own output passes through on stderr
+    assert len(alone) == 2 and len(log.read_text().splitlines()) == len(alone)
+    # the probe still measured what each worker receives
+    assert [p["role"] for p in report["payload"]][:1] == ["dataset"]

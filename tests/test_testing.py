@@ -11,6 +11,7 @@ import io
 import json
 import multiprocessing
 import os
+import pickle
 import socket
 import sqlite3
 import subprocess
@@ -605,3 +606,57 @@ def test_a_secret_used_as_a_dict_key_never_appears_in_the_path(monkeypatch):
         assert culprit is not None
         assert secret not in str(culprit) and secret not in culprit.path
         assert culprit.path == "dataset.cache['locks'][<str key #0>]", culprit.path
+
+
+class _CountsItsPickling:
+    """Its ``__getstate__`` has a side effect: it counts its calls."""
+
+    calls = 0
+
+    def __init__(self):
+        self.items = [1, 2, 3]
+
+    def __getstate__(self):
+        type(self).calls += 1
+        return self.__dict__
+
+
+class _ListWithState(list):
+    """A list subclass: its reduction carries the items as an iterator."""
+
+    def __getstate__(self):
+        _CountsItsPickling.calls += 1
+        return {"tag": "kept"}
+
+
+def test_the_probes_reductions_are_reused_by_the_first_workers_real_pickling():
+    """``measure(kept=...)`` keeps what the user's own reductions returned; the next
+    ``Process`` that ``multiprocessing.reduction.dump`` pickles reuses it (no second
+    call), the ones after it call them again, and each dump loads to the same values."""
+    from multiprocessing import context, get_context, reduction
+
+    from flake8_dlworker.testing import KeptReductions, measure
+
+    _CountsItsPickling.calls = 0
+    dataset = _CountsItsPickling()
+    items = _ListWithState([4, 5])
+    dataset.more = items
+    kept = KeptReductions()
+    assert measure(dataset, "dataset", kept=kept)[0] is None
+    assert _CountsItsPickling.calls == 2  # the dataset and the list subclass, once each
+    workers = [get_context("spawn").Process(target=print, args=(dataset,)) for _ in range(2)]
+    dumps = []
+    context.set_spawning_popen(object())  # as spawn's Popen does while it dumps
+    try:
+        with kept.reused_by_next_worker():
+            for worker in workers:
+                buf = io.BytesIO()
+                reduction.dump(worker, buf)
+                dumps.append(buf.getvalue())
+    finally:
+        context.set_spawning_popen(None)
+    assert _CountsItsPickling.calls == 4  # the second worker only, its two reductions
+    for dump in dumps:
+        received = pickle.loads(dump)._args[0]
+        assert received.items == [1, 2, 3] and list(received.more) == [4, 5]
+        assert received.more.tag == "kept"

@@ -135,13 +135,18 @@ def _patch(dl):
     mp_init = dl._MultiProcessingDataLoaderIter.__init__
 
     def mp_iter_init(self, loader):
+        kept = None
         if loader not in _probed:
             _probed.add(loader)
             _python_objects(loader)
             if _method_of(loader) != "fork":
-                _probe(loader)
+                kept = _probe(loader)
         try:
-            mp_init(self, loader)
+            if kept is None:
+                mp_init(self, loader)
+            else:
+                with kept.reused_by_next_worker():
+                    mp_init(self, loader)
         finally:
             workers = [w for w in getattr(self, "_workers", []) if w.pid]
             pids = [w.pid for w in workers]
@@ -207,19 +212,23 @@ def _user_site():
 
 def _probe(loader):
     """Pickle what each worker receives as spawn does: the first part that cannot
-    travel (event ``probe``), else its size and the time it took (event ``payload``)."""
+    travel (event ``probe``), else its size and the time it took (event ``payload``).
+    Returns what the user's own reductions gave (``KeptReductions``), for the first
+    worker's real pickling to reuse: a ``__getstate__`` runs once per worker, as it
+    does without the doctor."""
     try:
-        from flake8_dlworker.testing import measure
+        from flake8_dlworker.testing import KeptReductions, measure
     except ImportError as exc:  # the probe must never be why the script fails
         emit("probe_error", error="%s: %s" % (type(exc).__name__, exc))
-        return
+        return None
+    kept = KeptReductions()
     for role in ("dataset", "collate_fn", "worker_init_fn"):
         obj = getattr(loader, role, None)
         if obj is None:
             continue
         started = time.perf_counter()
         try:
-            culprit, size = measure(obj, root=role)
+            culprit, size = measure(obj, root=role, kept=kept)
         except Exception as exc:  # the probe must never be why the script fails
             emit("probe_error", role=role, error="%s: %s" % (type(exc).__name__, exc))
             continue
@@ -232,7 +241,8 @@ def _probe(loader):
             fields["describe"] = str(culprit)
             emit("probe", key=getattr(loader, "_dlw_key", None), role=role,
                  seconds=time.perf_counter() - started, **fields)
-            return
+            return None
+    return kept
 
 
 #: a container of the dataset this long holds enough Python objects to matter under fork
