@@ -254,6 +254,21 @@ class Run:
     def _tree(self):
         """The target and its descendants, and orphans re-parented to us: cheap enough
         to call every sample (the full search is :meth:`ProcessTree.members`)."""
+        pids = platforms.descendants([self.proc.pid, os.getpid()])
+        if pids is None:
+            return self._tree_from_the_process_table()
+        procs = []
+        for pid in [self.proc.pid] + pids:
+            proc = self.seen.get(pid)
+            if proc is None:
+                try:
+                    proc = psutil.Process(pid)
+                except psutil.Error:
+                    continue
+            procs.append(proc)
+        return procs
+
+    def _tree_from_the_process_table(self):
         procs = {}
         try:
             root = psutil.Process(self.proc.pid)

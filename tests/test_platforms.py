@@ -163,3 +163,31 @@ def test_stacks_come_from_a_trigger_file_where_there_is_no_signal(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_descendants_are_the_whole_tree_below_and_nothing_else(tmp_path):
+    """A child that starts a grandchild: both are found from the child's parent, from
+    the processes' own lists of children (where the OS keeps such lists; elsewhere the
+    answer is None and the caller scans the process table)."""
+    ready = tmp_path / "ready"
+    program = ("import subprocess, sys, time, pathlib\n"
+               "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+               "pathlib.Path(%r).write_text(str(g.pid))\n"
+               "time.sleep(600)\n" % str(ready))
+    child = subprocess.Popen([sys.executable, "-c", program])
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists() or not ready.read_text():
+            assert time.monotonic() < deadline, "the grandchild never started"
+            time.sleep(0.05)
+        grandchild = int(ready.read_text())
+        found = platforms.descendants([os.getpid()])
+        if found is None:
+            pytest.skip("this OS keeps no list of a process's children")
+        assert {child.pid, grandchild} <= set(found)
+        assert platforms.descendants([child.pid]) == [grandchild]
+        assert platforms.descendants([grandchild]) == []
+    finally:
+        for proc in psutil.Process(child.pid).children(recursive=True) + [child]:
+            proc.kill()
+        child.wait()

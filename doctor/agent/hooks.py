@@ -336,14 +336,47 @@ def _ask_for_stacks(iterator):
     # a worker that has not reached its loop has no handler yet: SIGUSR2 would kill it
     events = os.environ.get(EVENTS, "")
     ready = {e["pid"] for e in read_events(events) if e.get("event") == "worker_start"}
-    asked = False
+    asked = {}
     for w in getattr(iterator, "_workers", []):
         if w.pid in ready and w.exitcode is None:
             try:
                 proc = psutil.Process(w.pid)
             except psutil.Error:
                 continue
-            asked = platforms.ask_for_stacks(
-                proc, stack_path(os.path.dirname(events), w.pid)) or asked
-    if asked:
-        time.sleep(0.5)
+            path = stack_path(os.path.dirname(events), w.pid)
+            before = _size(path)
+            if platforms.ask_for_stacks(proc, path):
+                asked[path] = before
+    _wait_for_stacks(asked)
+
+
+#: how long the main process waits for the workers it asked to write their stacks (a
+#: busy machine may not run a sleeping worker for a while), and for a dump to end
+STACKS_BOUND_S = 10.0
+STACK_QUIET_S = 0.2
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _wait_for_stacks(asked):
+    """Until every file in ``asked`` (path -> its size before the request) has grown and
+    then stayed the same for a moment (the dump is written), within a bound."""
+    deadline = time.monotonic() + STACKS_BOUND_S
+    sizes = dict(asked)
+    quiet_since = {}
+    while sizes and time.monotonic() < deadline:
+        time.sleep(0.02)
+        now = time.monotonic()
+        for path in list(sizes):
+            size = _size(path)
+            if size == asked[path]:
+                continue  # not written yet
+            if size != sizes[path]:
+                sizes[path], quiet_since[path] = size, now
+            elif now - quiet_since[path] >= STACK_QUIET_S:
+                del sizes[path]
