@@ -25,10 +25,15 @@ Each cause is a folder, ``flake8_dlworker/causes/<CODE>/``:
   ``doctor check --fix`` must do to the example.
 - ``patches/NN.py``: the cases of the cause's patch maker, each with the diff it must
   produce in ``patches/NN.fix.diff``.
+- the code that is the cause's own, found by its file name (:data:`PARTS`):
+  ``rule.py`` its static rule (or its part of a shared one), ``diagnosis.py`` its
+  runtime diagnosis rule, ``patch.py`` its patch maker. :func:`part` imports one on
+  first use; the lint side asks only for ``rule``, the doctor for the others.
 
 Importing this module must stay cheap for flake8: it reads only the front matter of
 each ``cause.md``; the sections and the examples are read on first use.
 """
+import importlib
 import os
 import re
 
@@ -47,6 +52,12 @@ SECTIONS = {
 }
 _INCLUDE = re.compile(r"<!-- include: ([\w-]+) -->")
 _DOCUMENTED = re.compile(r"^\d+\.py$")
+#: the modules a cause's folder may hold, by file name: what each one is
+PARTS = {
+    "rule": "its static rule, run by the flake8 plugin (no torch, no doctor)",
+    "diagnosis": "its runtime diagnosis rule, run by the doctor on a run's evidence",
+    "patch": "its patch maker: ``fix(source, where, facts)`` -> the fixed source or None",
+}
 
 
 class CatalogError(Exception):
@@ -100,6 +111,19 @@ class Rule:
         names = [n for n in sorted(os.listdir(folder))
                  if n.endswith(".py") and (_DOCUMENTED.match(n) or not documented)]
         return [os.path.join(folder, n) for n in names]
+
+    def has(self, name):
+        """True when the cause's folder holds the module ``name`` (a key of PARTS)."""
+        return os.path.isfile(os.path.join(self.folder, name + ".py"))
+
+    def part(self, name):
+        """The cause's own module ``name`` (``flake8_dlworker.causes.DLW108.patch``),
+        imported on first use, or None where the cause has none."""
+        if name not in PARTS:
+            raise KeyError(name)
+        if not self.has(name):
+            return None
+        return importlib.import_module("%s.causes.%s.%s" % (__package__, self.code, name))
 
     #: two to five plain sentences, used by the doctor's ``explanation``.
     explanation = property(lambda self: self.section("explanation"))
@@ -197,3 +221,14 @@ RULES = _load()  # code -> Rule, in code order
 
 def get(code):
     return RULES[code]
+
+
+def part(code, name):
+    """``code``'s own module ``name`` (see :data:`PARTS`), or None: none, or no such code."""
+    rule = RULES.get(code)
+    return rule.part(name) if rule is not None else None
+
+
+def having(name):
+    """The codes whose folder holds the module ``name``, in code order."""
+    return tuple(code for code, rule in RULES.items() if rule.has(name))

@@ -52,7 +52,6 @@ def cause_map():
         low = code.lower()
         static = ["rules/%s" % p.name for p in rules if _mentions(p, code)]
         runtime = _mentions(diagnose, code)
-        maker = ROOT / "doctor" / "patches" / ("%s.py" % low)
         fixtures = sorted({p.relative_to(ROOT / "fixtures").as_posix()
                            for p in (ROOT / "fixtures").rglob("%s_*" % low)
                            if p.suffix in (".py", "") and "__pycache__" not in p.parts})
@@ -62,7 +61,7 @@ def cause_map():
         fixes = sum(Path(p).with_name(Path(p).stem + ".fix.diff").exists() for p in invalid)
         examples = "%s/: %s invalid (%d with a fix), %s valid" % (
             code, _count(rule, "invalid"), fixes, _count(rule, "valid"))
-        found[code] = (examples, static, runtime, maker.exists(), len(fixtures), logs)
+        found[code] = (examples, static, runtime, rule.has("patch"), len(fixtures), logs)
     return found
 
 
