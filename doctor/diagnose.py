@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from doctor import forecast
+from flake8_dlworker import catalog
 from flake8_dlworker.catalog import CAUSES, RULES
 from flake8_dlworker.notebook import cell_place
 
 #: static findings that break a run under each start method (the others never crash)
-_SECONDARY = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107", "DLW108",
-              "DLW109", "DLW111")
 _LIBRARY = re.compile(r"([\\/](site|dist)-packages[\\/]|[\\/]lib[\\/]python\d|"
                       r"[\\/]Lib[\\/]|\\lib\\|^<(?!cell In|ipython-input)|"
                       r"^~[\\/].*[\\/]lib[\\/])")
@@ -199,28 +198,22 @@ def dlw106(ev):
     return _locate(diag, ev, exc)
 
 
-_PICKLE_TEXT = (
-    ("DLW102", r"(Can't (pickle|get) local object '[^']*<lambda>'|"
-               r"Can't pickle <function <lambda>|Can't pickle local object <function \S*<lambda>)"),
-    ("DLW104", r"(Can't get attribute '[^']+' on <module '__(mp_)?main__'|"
-               r"module '__(mp_)?main__' has no attribute)"),
-    ("DLW103", r"(Can't (pickle|get) local object '[^']*<locals>[^']*'|"
-               r"Can't pickle local object <(function|class) )"),
-    ("DLW108", r"(cannot pickle '[^']+' (object|instances)|can't pickle \S+ objects|"
-               r"h5py objects cannot be pickled|unable to resize file <filename not specified>|"
-               r"cannot be pickled', '_\w*DataLoaderIter'|Pickling an AuthenticationString)"),
-)
+def _pickle_texts():
+    """(code, signatures) of the causes the pickling rule names, in their records' order
+    (``pickle_order``)."""
+    return [(code, RULES[code].texts("signatures")) for code in catalog.ordered("pickle_order")]
 
 
 def pickling(ev):
     """DLW102-DLW104, DLW108: what the probe found unpicklable, or the error text."""
     if ev.probe:
         culprit = ev.probe[0]
-        code = culprit.get("code") or _code_from_text(culprit.get("error", "")) or "DLW108"
+        code = (culprit.get("code") or _code_from_text(culprit.get("error", ""))
+                or catalog.ordered("pickle_order")[-1])
         diag = Diagnosis(code, "certain", [
             "pickle probe before the workers started: %s" % culprit["describe"],
             "pickling it fails with %s" % culprit["error"]])
-        found = _find(ev, *[p for _, p in _PICKLE_TEXT])
+        found = _find(ev, *[p for _, texts in _pickle_texts() for p in texts])
         if found and _first_line(found[1]) != culprit["error"]:
             diag.evidence.append("the run then printed: %s" % _first_line(found[1]))
         finding = _static(ev, code)
@@ -228,8 +221,8 @@ def pickling(ev):
             diag.path, diag.line = culprit["file"], culprit["line"]
             return diag
         return _locate(diag, ev, found[0] if found else None)
-    for code, pattern in _PICKLE_TEXT:
-        found = _find(ev, pattern)
+    for code, patterns in _pickle_texts():
+        found = _find(ev, *patterns)
         if found:
             exc, text, _ = found
             where = ""
@@ -294,8 +287,8 @@ def _pickle_notes(diag, text):
 
 
 def _code_from_text(text):
-    for code, pattern in _PICKLE_TEXT:
-        if re.search(pattern, text):
+    for code, patterns in _pickle_texts():
+        if any(re.search(pattern, text) for pattern in patterns):
             return code
     return None
 
@@ -920,9 +913,6 @@ def worker_exit(ev):
 RULES_IN_ORDER = (dlw106, dlw209, pickling, dlw101, dlw107, dlw204, dlw202, dlw203, dlw210,
                   dlw201, dlw207, dlw105, dlw205, dlw206, worker_exit, dlw109, dlw111, dlw110)
 
-#: what a bare "exited unexpectedly" can mean, most common first
-GENERIC_CAUSES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW108", "DLW201", "DLW202")
-
 
 def generic(ev):
     """Only the generic last line: the likely causes, each ``possible``."""
@@ -938,10 +928,11 @@ def generic(ev):
         if frame is not None and frame.path.endswith(".py"):
             script = relative(frame.path)
             break
-    causes = GENERIC_CAUSES
-    if (ev.hints.get("os") or ev.host.get("os") or "").startswith("Windows"):
-        # no OOM killer and no /dev/shm there; the commit limit instead
-        causes = tuple(c for c in GENERIC_CAUSES if c not in ("DLW201", "DLW202")) + ("DLW207",)
+    # what a bare "exited unexpectedly" can mean (the records' ``generic``), most common
+    # first; on Windows no OOM killer and no /dev/shm, the commit limit instead
+    family = "windows" if (ev.hints.get("os") or ev.host.get("os") or "").startswith(
+        "Windows") else "posix"
+    causes = catalog.flagged("generic") + catalog.flagged("generic", family)
     return [Diagnosis(code, "possible", [
         "the log holds only the generic symptom, not the error that caused it: %s" % line,
         "run the script under the doctor to see which: python -m doctor %s" % script])
@@ -1000,7 +991,7 @@ def diagnose(ev):
                         ev.start_method))
     codes = {d.code for d in found}
     for finding in ev.static:
-        if finding["code"] in _SECONDARY and finding["code"] not in codes:
+        if RULES[finding["code"]].flag("secondary") and finding["code"] not in codes:
             codes.add(finding["code"])
             found.append(Diagnosis(
                 finding["code"], "likely" if ev.source == "run" else "possible",

@@ -7,7 +7,9 @@ title, message, explanation and doc from here, and from nowhere else.
 Each cause is a folder, ``flake8_dlworker/causes/<CODE>/``:
 
 - ``cause.md``: a front-matter block (``code``, ``title``, ``message``, ``fix_title``,
-  ``static``, ``default_off``, ``references``), then the Markdown sections
+  ``static``, ``default_off``, ``references``, and the optional fields of
+  :data:`FIELDS`: the cause's flags and the texts its failure prints), then the
+  Markdown sections
   ``## Explanation``, ``## What it does``, ``## Why is this bad?``, ``## Fix safety``
   and ``## Options``. A line ``<!-- include: NAME -->`` stands for
   ``causes/_fragments/NAME.md``, text that several causes share.
@@ -52,6 +54,25 @@ SECTIONS = {
 }
 _INCLUDE = re.compile(r"<!-- include: ([\w-]+) -->")
 _DOCUMENTED = re.compile(r"^\d+\.py$")
+#: the optional front-matter fields: what each one says about the cause. A list is
+#: written one ``- item`` a line; a field that is absent is "no" or empty.
+FIELDS = {
+    "spawn_only": "yes: the static rule is silent under fork (nothing is pickled there)",
+    "secondary": "yes: a static finding of it is reported beside another root cause",
+    "generic": "yes, posix or windows: a bare 'worker exited unexpectedly' may mean it "
+               "(everywhere, or only on that family of systems)",
+    "notebook_fix": "yes: the notebook fix (doctor.patches.notebook) answers it",
+    "notebook_script_order": "N: the notebook fix runs its maker on the cells' script, "
+                             "the Nth",
+    "pickle_order": "N: the shared pickling diagnosis tries its signatures Nth; the last "
+                    "one is what an unpicklable object the text names no cause of is",
+    "signatures": "regular expressions of the error texts the doctor recognises as it",
+    "crash_texts": "plain texts, any one of which a run of its examples prints",
+    "pytest_texts": "plain texts that name it to the pytest plugin, in the main process's "
+                    "error (pytest_reads: main) or a worker's stderr (pytest_reads: worker)",
+    "pytest_reads": "main or worker: where the pytest plugin looks for pytest_texts",
+    "pytest_says": "what the pytest plugin says failed when pytest_texts match",
+}
 #: the modules a cause's folder may hold, by file name: what each one is
 PARTS = {
     "rule": "its static rule, run by the flake8 plugin (no torch, no doctor)",
@@ -83,6 +104,8 @@ class Rule:
         #: host-dependent rules are off unless selected (flake8 ``extend_default_ignore``).
         self.default_off = default_off
         self.references = references
+        #: the optional fields of FIELDS, as written (a str, or a list of str)
+        self.fields = {}
         self._sections = None
         self._examples = {}
 
@@ -111,6 +134,20 @@ class Rule:
         names = [n for n in sorted(os.listdir(folder))
                  if n.endswith(".py") and (_DOCUMENTED.match(n) or not documented)]
         return [os.path.join(folder, n) for n in names]
+
+    def field(self, name, default=None):
+        """An optional front-matter field (a key of FIELDS), or ``default``."""
+        if name not in FIELDS:
+            raise KeyError(name)
+        return self.fields.get(name, default)
+
+    def flag(self, name):
+        return self.field(name, "no") == "yes"
+
+    def texts(self, name):
+        """A list field (``signatures``, ``crash_texts``, ``pytest_texts``) as a tuple."""
+        value = self.field(name, ())
+        return (value,) if isinstance(value, str) else tuple(value)
 
     def has(self, name):
         """True when the cause's folder holds the module ``name`` (a key of PARTS)."""
@@ -199,6 +236,9 @@ def _flag(path, fields, key):
     return value == "yes"
 
 
+_REQUIRED = {"code", "title", "message", "fix_title", "static", "default_off", "references"}
+
+
 def _load():
     rules = {}
     for code in sorted(os.listdir(CAUSES)):
@@ -209,10 +249,14 @@ def _load():
         fields = _front_matter(path)
         if fields.get("code") != code:
             raise CatalogError("%s: code %r is not its folder's name" % (path, fields.get("code")))
-        rules[code] = Rule(folder, code, fields["title"], fields["message"],
-                           fields["fix_title"], _flag(path, fields, "static"),
-                           _flag(path, fields, "default_off"),
-                           tuple(fields.get("references") or ()))
+        rule = rules[code] = Rule(folder, code, fields["title"], fields["message"],
+                                  fields["fix_title"], _flag(path, fields, "static"),
+                                  _flag(path, fields, "default_off"),
+                                  tuple(fields.get("references") or ()))
+        unknown = set(fields) - set(FIELDS) - _REQUIRED
+        if unknown:
+            raise CatalogError("%s: unknown fields %s" % (path, ", ".join(sorted(unknown))))
+        rule.fields = {key: value for key, value in fields.items() if key in FIELDS}
     return rules
 
 
@@ -232,3 +276,15 @@ def part(code, name):
 def having(name):
     """The codes whose folder holds the module ``name``, in code order."""
     return tuple(code for code, rule in RULES.items() if rule.has(name))
+
+
+def flagged(name, value="yes"):
+    """The codes whose field ``name`` is ``value``, in code order."""
+    return tuple(code for code, rule in RULES.items() if rule.field(name) == value)
+
+
+def ordered(name):
+    """The codes that have the number field ``name``, in its order."""
+    found = [(int(rule.field(name)), code) for code, rule in RULES.items()
+             if rule.field(name) is not None]
+    return tuple(code for _, code in sorted(found))

@@ -11,10 +11,6 @@ from flake8_dlworker.notebook import is_nbqa_script
 from flake8_dlworker.rules import cuda, options, pickling, sharding, state, unguarded
 
 START_METHODS = ("spawn", "forkserver", "fork")
-#: the catalog codes this checker reports; the others are detected elsewhere
-IMPLEMENTED = frozenset("DLW1%02d" % i for i in range(1, 12))
-#: rules that only break when workers are spawned: silent under fork
-SPAWN_ONLY = frozenset(("DLW101", "DLW102", "DLW103", "DLW104"))
 #: rules that depend on the host running flake8: off unless selected by their own code
 HOST_RULES = tuple(code for code, rule in RULES.items() if rule.default_off)
 DEFAULT_MIN_RAM_GB = 16.0

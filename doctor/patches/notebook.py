@@ -22,9 +22,8 @@ import re
 from typing import NamedTuple, Optional
 
 from doctor.patches import fixed_source, unified_diff
+from flake8_dlworker import catalog
 
-#: the script fixes applied before definitions move, in this order
-_SCRIPT_FIXES = ("DLW108", "DLW102", "DLW103")
 _CELL = "# <dlw-cell %d>"
 _CELL_LINE = re.compile(r"^# <dlw-cell (\d+)>$")
 _MAGIC = "# <dlw-magic>"
@@ -65,7 +64,7 @@ def fix(path, start_method="spawn") -> Optional[NotebookFix]:
              if c.get("cell_type") == "code"]
     script = _as_script(cells)
     rel = os.path.basename(path)
-    for code in _SCRIPT_FIXES:
+    for code in catalog.ordered("notebook_script_order"):  # before definitions move
         fixed = fixed_source(code, rel, script, start_method=start_method)
         if fixed is not None:
             script = fixed
