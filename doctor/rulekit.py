@@ -127,8 +127,8 @@ def first_line(text):
 
 
 def finding_text(finding):
-    """A static finding as evidence: ``train.py:14: DLW102 ...``, in a notebook
-    ``train.ipynb:cell 3:2: DLW104 ...`` (the cell counted from 1, as ruff prints it)."""
+    """A static finding as evidence: ``train.py:14: CODE ...``, in a notebook
+    ``train.ipynb:cell 3:2: CODE ...`` (the cell counted from 1, as ruff prints it)."""
     line = finding["line"]
     if finding.get("cell") is not None:
         line = cell_place(finding["cell"], line)

@@ -57,6 +57,8 @@ _DOCUMENTED = re.compile(r"^\d+\.py$")
 #: the optional front-matter fields: what each one says about the cause. A list is
 #: written one ``- item`` a line; a field that is absent is "no" or empty.
 FIELDS = {
+    "shared_rule": "NAME: the static rule of several causes that reports it "
+                   "(flake8_dlworker/rules/NAME.py), where it has no rule.py of its own",
     "spawn_only": "yes: the static rule is silent under fork (nothing is pickled there)",
     "secondary": "yes: a static finding of it is reported beside another root cause",
     "generic": "yes, posix or windows: a bare 'worker exited unexpectedly' may mean it "
@@ -64,6 +66,9 @@ FIELDS = {
     "notebook_fix": "yes: the notebook fix (doctor.patches.notebook) answers it",
     "notebook_script_order": "N: the notebook fix runs its maker on the cells' script, "
                              "the Nth",
+    "pickle_kind": "what a worker cannot receive, as the pickling tracer and the static "
+                   "pickling rule name it: lambda, local (defined in a function), main "
+                   "(defined in __main__ only) or handle (an open resource)",
     "pickle_order": "N: the shared pickling diagnosis tries its signatures Nth; the last "
                     "one is what an unpicklable object the text names no cause of is",
     "signatures": "regular expressions of the error texts the doctor recognises as it",
@@ -154,7 +159,7 @@ class Rule:
         return os.path.isfile(os.path.join(self.folder, name + ".py"))
 
     def part(self, name):
-        """The cause's own module ``name`` (``flake8_dlworker.causes.DLW108.patch``),
+        """The cause's own module ``name`` (``flake8_dlworker.causes.<CODE>.patch``),
         imported on first use, or None where the cause has none."""
         if name not in PARTS:
             raise KeyError(name)
@@ -276,6 +281,14 @@ def part(code, name):
 def having(name):
     """The codes whose folder holds the module ``name``, in code order."""
     return tuple(code for code, rule in RULES.items() if rule.has(name))
+
+
+def code_for(name, value):
+    """The one code whose field ``name`` is ``value`` (``code_for("pickle_kind", "lambda")``)."""
+    found = flagged(name, value)
+    if len(found) != 1:
+        raise CatalogError("%d causes have %s: %s" % (len(found), name, value))
+    return found[0]
 
 
 def flagged(name, value="yes"):

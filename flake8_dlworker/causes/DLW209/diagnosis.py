@@ -67,7 +67,7 @@ def dlw209(ev):
         return locate(diag, ev, found[0])
     worker = worker_with_signal(ev, "SIGKILL")
     if worker is None or _grew(ev, worker):
-        return None  # a worker that grew while it ran is DLW201's
+        return None  # a worker that grew while it ran is the out-of-memory rule's
     copies = _copies(ev, worker)
     if copies is None:
         return None
