@@ -73,6 +73,10 @@ FIELDS = {
                     "one is what an unpicklable object the text names no cause of is",
     "signatures": "regular expressions of the error texts the doctor recognises as it",
     "crash_texts": "plain texts, any one of which a run of its examples prints",
+    "log_lines": "regular expressions of the lines a log prints outside a traceback that "
+                 "its diagnosis reads (the log parser keeps them)",
+    "log_keys": "plain words, one of which each of its log_lines holds (the log parser's "
+                "cheap first look)",
     "pytest_texts": "plain texts that name it to the pytest plugin, in the main process's "
                     "error (pytest_reads: main) or a worker's stderr (pytest_reads: worker)",
     "pytest_reads": "main or worker: where the pytest plugin looks for pytest_texts",
