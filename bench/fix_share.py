@@ -28,10 +28,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 from fixture_markers import find, modules_beside, run_files, short  # noqa: E402
 from doctor.diagnose import MEMORY_UNEXPLAINED  # noqa: E402
-from doctor.patches import CODES  # noqa: E402
+from flake8_dlworker import catalog  # noqa: E402
 
 #: causes whose catalog fix is a code change that a maker could make
-FIXABLE = set(CODES)
+FIXABLE = set(catalog.having("patch"))
 TIMEOUT = 240
 
 

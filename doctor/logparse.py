@@ -16,6 +16,7 @@ tracebacks, and logs cut short in the middle of a traceback.
 import re
 
 from doctor.evidence import Exc, Frame
+from flake8_dlworker.catalog import RULES
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 #: prefixes that launchers and loggers put before every line: torchrun's
@@ -66,25 +67,23 @@ _FAULT_FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+) in (?
 _PROCESS_HEAD = re.compile(r"^Process (?P<name>\w+Process-[\d:]+|Process-[\d:]+):$")
 _THREAD_HEAD = re.compile(r"^Exception in thread (?P<name>.+?):$")
 _IGNORED_HEAD = re.compile(r"^Exception ignored in: ")
-#: single lines the diagnosis rules read, wherever they appear
-_NOTABLE = re.compile(
-    r"(ERROR: Unexpected .* encountered in worker|is killed by signal|exited unexpectedly|"
-    r"terminate called after|core dumped|Out of memory|oom[-_]kill|OOM Killed|^Killed$|"
-    r"Bus error|Segmentation fault|"
-    r"WinError|Too many open files|received 0 items of ancdata|shared memory|"
-    r"error code: <1455>|timed out after|Fatal Python error|Abort trap|"
-    r"in another thread when fork\(\) was called)")
+#: single lines the diagnosis rules read, wherever they appear: these, and the lines each
+#: cause's record lists (``log_lines``)
+_NOTABLE = re.compile("(%s)" % "|".join(
+    (r"ERROR: Unexpected .* encountered in worker", r"is killed by signal",
+     r"exited unexpectedly", r"core dumped", r"WinError", r"Fatal Python error")
+    + tuple(line for rule in RULES.values() for line in rule.texts("log_lines"))))
 #: a cheap first look: a line with none of these can only carry hints or noise.  Every
 #: line the parser acts on outside a traceback holds one (a traceback's own lines are
 #: read whatever they hold).  Nearly all start with a capital letter or a rare sign:
 #: the regex engine then skips straight to those characters, so one search over a
-#: whole chunk costs less than a find per word.
+#: whole chunk costs less than a find per word. These, and each cause's record's
+#: ``log_keys``.
 _KEYS = ("Traceback", "Error", "ERROR", "Warning", "Exception", "Killed", "Fatal", "Fault",
-         "Segmentation", "Bus error", "Aborted", "Out of memory", "OOM", "_kill", "Process",
-         "Pin memory", "Too many open files", "DataLoader", "<1455>", "The above exception",
-         "During handling", "Current thread", "Thread ", "huggingface", "terminate called",
-         "(core dumped)", "Timeout (", "FAILURES", "FAILED ",
-         "`IterableDataset`", "Abort trap", "when fork()")
+         "Process", "DataLoader", "The above exception", "During handling", "Current thread",
+         "Thread ", "huggingface", "(core dumped)", "Timeout (", "FAILURES", "FAILED ",
+         "`IterableDataset`") + tuple(
+             key for rule in RULES.values() for key in rule.texts("log_keys"))
 _KEY_RE = re.compile("|".join(re.escape(key) for key in _KEYS))
 
 

@@ -12,6 +12,7 @@ import re
 import sys
 
 from doctor import keeper, sandbox, signals
+from flake8_dlworker.catalog import RULES
 from flake8_dlworker.notebook import NotebookError, is_notebook, read  # noqa: F401
 
 
@@ -98,10 +99,6 @@ def _places_in_text(text, path, book):
 
 # -- the fix ----------------------------------------------------------------------------
 
-#: the causes the notebook fix answers (doctor.patches.notebook)
-FIXED = ("DLW104", "DLW102", "DLW103", "DLW108")
-
-
 def fix(path, diagnoses, start_method="spawn", do_verify=False, do_apply=False,
         force=False, timeout=None, out=None):
     """The notebook's fix as the patch of its first diagnosis that it answers; with
@@ -110,7 +107,7 @@ def fix(path, diagnoses, start_method="spawn", do_verify=False, do_apply=False,
 
     out = out or sys.stderr
     real = os.path.realpath(path)
-    answered = [d for d in diagnoses if d.code in FIXED and d.path
+    answered = [d for d in diagnoses if RULES[d.code].flag("notebook_fix") and d.path
                 and os.path.realpath(d.path) == real]
     if not answered:
         return None

@@ -7,7 +7,9 @@ title, message, explanation and doc from here, and from nowhere else.
 Each cause is a folder, ``flake8_dlworker/causes/<CODE>/``:
 
 - ``cause.md``: a front-matter block (``code``, ``title``, ``message``, ``fix_title``,
-  ``static``, ``default_off``, ``references``), then the Markdown sections
+  ``static``, ``default_off``, ``references``, and the optional fields of
+  :data:`FIELDS`: the cause's flags and the texts its failure prints), then the
+  Markdown sections
   ``## Explanation``, ``## What it does``, ``## Why is this bad?``, ``## Fix safety``
   and ``## Options``. A line ``<!-- include: NAME -->`` stands for
   ``causes/_fragments/NAME.md``, text that several causes share.
@@ -25,10 +27,15 @@ Each cause is a folder, ``flake8_dlworker/causes/<CODE>/``:
   ``doctor check --fix`` must do to the example.
 - ``patches/NN.py``: the cases of the cause's patch maker, each with the diff it must
   produce in ``patches/NN.fix.diff``.
+- the code that is the cause's own, found by its file name (:data:`PARTS`):
+  ``rule.py`` its static rule (or its part of a shared one), ``diagnosis.py`` its
+  runtime diagnosis rule, ``patch.py`` its patch maker. :func:`part` imports one on
+  first use; the lint side asks only for ``rule``, the doctor for the others.
 
 Importing this module must stay cheap for flake8: it reads only the front matter of
 each ``cause.md``; the sections and the examples are read on first use.
 """
+import importlib
 import os
 import re
 
@@ -47,6 +54,40 @@ SECTIONS = {
 }
 _INCLUDE = re.compile(r"<!-- include: ([\w-]+) -->")
 _DOCUMENTED = re.compile(r"^\d+\.py$")
+#: the optional front-matter fields: what each one says about the cause. A list is
+#: written one ``- item`` a line; a field that is absent is "no" or empty.
+FIELDS = {
+    "shared_rule": "NAME: the static rule of several causes that reports it "
+                   "(flake8_dlworker/rules/NAME.py), where it has no rule.py of its own",
+    "spawn_only": "yes: the static rule is silent under fork (nothing is pickled there)",
+    "secondary": "yes: a static finding of it is reported beside another root cause",
+    "generic": "yes, posix or windows: a bare 'worker exited unexpectedly' may mean it "
+               "(everywhere, or only on that family of systems)",
+    "notebook_fix": "yes: the notebook fix (doctor.patches.notebook) answers it",
+    "notebook_script_order": "N: the notebook fix runs its maker on the cells' script, "
+                             "the Nth",
+    "pickle_kind": "what a worker cannot receive, as the pickling tracer and the static "
+                   "pickling rule name it: lambda, local (defined in a function), main "
+                   "(defined in __main__ only) or handle (an open resource)",
+    "pickle_order": "N: the shared pickling diagnosis tries its signatures Nth; the last "
+                    "one is what an unpicklable object the text names no cause of is",
+    "signatures": "regular expressions of the error texts the doctor recognises as it",
+    "crash_texts": "plain texts, any one of which a run of its examples prints",
+    "log_lines": "regular expressions of the lines a log prints outside a traceback that "
+                 "its diagnosis reads (the log parser keeps them)",
+    "log_keys": "plain words, one of which each of its log_lines holds (the log parser's "
+                "cheap first look)",
+    "pytest_texts": "plain texts that name it to the pytest plugin, in the main process's "
+                    "error (pytest_reads: main) or a worker's stderr (pytest_reads: worker)",
+    "pytest_reads": "main or worker: where the pytest plugin looks for pytest_texts",
+    "pytest_says": "what the pytest plugin says failed when pytest_texts match",
+}
+#: the modules a cause's folder may hold, by file name: what each one is
+PARTS = {
+    "rule": "its static rule, run by the flake8 plugin (no torch, no doctor)",
+    "diagnosis": "its runtime diagnosis rule, run by the doctor on a run's evidence",
+    "patch": "its patch maker: ``fix(source, where, facts)`` -> the fixed source or None",
+}
 
 
 class CatalogError(Exception):
@@ -72,6 +113,8 @@ class Rule:
         #: host-dependent rules are off unless selected (flake8 ``extend_default_ignore``).
         self.default_off = default_off
         self.references = references
+        #: the optional fields of FIELDS, as written (a str, or a list of str)
+        self.fields = {}
         self._sections = None
         self._examples = {}
 
@@ -100,6 +143,33 @@ class Rule:
         names = [n for n in sorted(os.listdir(folder))
                  if n.endswith(".py") and (_DOCUMENTED.match(n) or not documented)]
         return [os.path.join(folder, n) for n in names]
+
+    def field(self, name, default=None):
+        """An optional front-matter field (a key of FIELDS), or ``default``."""
+        if name not in FIELDS:
+            raise KeyError(name)
+        return self.fields.get(name, default)
+
+    def flag(self, name):
+        return self.field(name, "no") == "yes"
+
+    def texts(self, name):
+        """A list field (``signatures``, ``crash_texts``, ``pytest_texts``) as a tuple."""
+        value = self.field(name, ())
+        return (value,) if isinstance(value, str) else tuple(value)
+
+    def has(self, name):
+        """True when the cause's folder holds the module ``name`` (a key of PARTS)."""
+        return os.path.isfile(os.path.join(self.folder, name + ".py"))
+
+    def part(self, name):
+        """The cause's own module ``name`` (``flake8_dlworker.causes.<CODE>.patch``),
+        imported on first use, or None where the cause has none."""
+        if name not in PARTS:
+            raise KeyError(name)
+        if not self.has(name):
+            return None
+        return importlib.import_module("%s.causes.%s.%s" % (__package__, self.code, name))
 
     #: two to five plain sentences, used by the doctor's ``explanation``.
     explanation = property(lambda self: self.section("explanation"))
@@ -175,6 +245,9 @@ def _flag(path, fields, key):
     return value == "yes"
 
 
+_REQUIRED = {"code", "title", "message", "fix_title", "static", "default_off", "references"}
+
+
 def _load():
     rules = {}
     for code in sorted(os.listdir(CAUSES)):
@@ -185,10 +258,14 @@ def _load():
         fields = _front_matter(path)
         if fields.get("code") != code:
             raise CatalogError("%s: code %r is not its folder's name" % (path, fields.get("code")))
-        rules[code] = Rule(folder, code, fields["title"], fields["message"],
-                           fields["fix_title"], _flag(path, fields, "static"),
-                           _flag(path, fields, "default_off"),
-                           tuple(fields.get("references") or ()))
+        rule = rules[code] = Rule(folder, code, fields["title"], fields["message"],
+                                  fields["fix_title"], _flag(path, fields, "static"),
+                                  _flag(path, fields, "default_off"),
+                                  tuple(fields.get("references") or ()))
+        unknown = set(fields) - set(FIELDS) - _REQUIRED
+        if unknown:
+            raise CatalogError("%s: unknown fields %s" % (path, ", ".join(sorted(unknown))))
+        rule.fields = {key: value for key, value in fields.items() if key in FIELDS}
     return rules
 
 
@@ -197,3 +274,34 @@ RULES = _load()  # code -> Rule, in code order
 
 def get(code):
     return RULES[code]
+
+
+def part(code, name):
+    """``code``'s own module ``name`` (see :data:`PARTS`), or None: none, or no such code."""
+    rule = RULES.get(code)
+    return rule.part(name) if rule is not None else None
+
+
+def having(name):
+    """The codes whose folder holds the module ``name``, in code order."""
+    return tuple(code for code, rule in RULES.items() if rule.has(name))
+
+
+def code_for(name, value):
+    """The one code whose field ``name`` is ``value`` (``code_for("pickle_kind", "lambda")``)."""
+    found = flagged(name, value)
+    if len(found) != 1:
+        raise CatalogError("%d causes have %s: %s" % (len(found), name, value))
+    return found[0]
+
+
+def flagged(name, value="yes"):
+    """The codes whose field ``name`` is ``value``, in code order."""
+    return tuple(code for code, rule in RULES.items() if rule.field(name) == value)
+
+
+def ordered(name):
+    """The codes that have the number field ``name``, in its order."""
+    found = [(int(rule.field(name)), code) for code, rule in RULES.items()
+             if rule.field(name) is not None]
+    return tuple(code for _, code in sorted(found))

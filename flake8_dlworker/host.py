@@ -1,6 +1,6 @@
 """Facts about the host that runs the check: RAM, usable CPUs, /dev/shm, open files.
 
-The flake8 plugin reads these once when flake8 starts (DLW105, DLW110); the doctor
+The flake8 plugin reads these once when flake8 starts (for its host rules); the doctor
 reads them into every report's ``host`` object.  psutil is imported only when asked.
 """
 import platform

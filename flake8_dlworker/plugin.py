@@ -1,20 +1,18 @@
 """The flake8 entry point: options, the prefilter, and the findings of every rule."""
 import gc
+import importlib
 from typing import NamedTuple, Optional
 
 import flake8_dlworker
+from flake8_dlworker import catalog
 from flake8_dlworker.analysis import analyze_module, frameworks
 from flake8_dlworker.analysis.loaders import is_dataloader_call, may_have_workers
 from flake8_dlworker.analysis.project import Project, reaches_sibling_workers
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.notebook import is_nbqa_script
-from flake8_dlworker.rules import cuda, options, pickling, sharding, state, unguarded
+from flake8_dlworker.rules import SHARED, Scan
 
 START_METHODS = ("spawn", "forkserver", "fork")
-#: the catalog codes this checker reports; the others are detected elsewhere
-IMPLEMENTED = frozenset("DLW1%02d" % i for i in range(1, 12))
-#: rules that only break when workers are spawned: silent under fork
-SPAWN_ONLY = frozenset(("DLW101", "DLW102", "DLW103", "DLW104"))
 #: rules that depend on the host running flake8: off unless selected by their own code
 HOST_RULES = tuple(code for code, rule in RULES.items() if rule.default_off)
 DEFAULT_MIN_RAM_GB = 16.0
@@ -36,8 +34,8 @@ def findings(tree, filename, start_method="spawn", host=Host(), notebook=False):
 
     ``notebook``: the module is a notebook's code cells end to end
     (:mod:`flake8_dlworker.notebook`): its definitions live in the kernel's
-    ``__main__``, which no worker can import (DLW104), and no worker re-runs its
-    top-level code (no DLW101).
+    ``__main__``, which no worker can import, and no worker re-runs its top-level
+    code.
 
     The cyclic garbage collector is paused while the module is analysed: each of its
     passes would walk the whole syntax tree again, which on a large module costs more
@@ -54,29 +52,28 @@ def findings(tree, filename, start_method="spawn", host=Host(), notebook=False):
 def _findings(tree, filename, start_method, host, notebook):
     project = Project(filename)  # sibling modules, read lazily and at most once each
     facts = analyze_module(tree, filename, project, notebook)
-    found = []
-    if start_method != "fork":
-        if not notebook:
-            found.extend(unguarded.check(facts, project))
-        found.extend(pickling.check(facts, start_method, project))
-    if frameworks.uses_frameworks(facts):
-        found.extend(options.check_framework_options(facts))
     loaders = [(call, scope) for call, scope, _owner in facts.calls
                if is_dataloader_call(call, scope, facts)]
-    if loaders:
-        found.extend(options.check_worker_options(loaders, facts))
-        if host.ram_gb is not None:
-            found.extend(options.check_pin_memory(loaders, facts, host.ram_gb, host.min_ram_gb))
-        if host.max_workers is not None:
-            found.extend(options.check_worker_count(
-                loaders, facts, host.max_workers, host.cpus))
-        workers = [(call, scope) for call, scope in loaders if may_have_workers(call)]
-        if workers:
-            found.extend(cuda.check(workers, facts, project))
-            found.extend(state.check(workers, facts, start_method, project))
-            found.extend(sharding.check(workers, facts, project))
+    workers = [(call, scope) for call, scope in loaders if may_have_workers(call)]
+    scan = Scan(facts, project, start_method, host, notebook, loaders, workers)
+    found = []
+    for rule in rule_modules():
+        found.extend(rule.findings(scan))
     found.sort()
     return found
+
+
+_RULE_MODULES = []
+
+
+def rule_modules():
+    """The rules of several causes (``flake8_dlworker.rules``), then each cause's own
+    (its folder's ``rule.py``), imported once."""
+    if not _RULE_MODULES:
+        _RULE_MODULES.extend(importlib.import_module("flake8_dlworker.rules." + name)
+                             for name in SHARED)
+        _RULE_MODULES.extend(catalog.part(code, "rule") for code in catalog.having("rule"))
+    return _RULE_MODULES
 
 
 def might_start_workers(source):

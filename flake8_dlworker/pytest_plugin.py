@@ -34,7 +34,7 @@ import warnings
 
 import pytest
 
-from flake8_dlworker import platforms
+from flake8_dlworker import catalog, platforms
 
 START_METHODS = ("spawn", "forkserver", "fork")
 
@@ -417,7 +417,7 @@ class _Check:
         last = _last_line(exc)
         # the worker's own error says more than the main process's "exited unexpectedly"
         child = errors[-1] if errors else last
-        for code, needles, where, subject in _CAUSES:
+        for code, needles, where, subject in _causes():
             haystack = text if where == "main" else stderr
             if any(needle in haystack for needle in needles):
                 return _Problem(code, subject, last if where == "main" else child, evidence)
@@ -435,21 +435,15 @@ class _Check:
         return _Problem(None, "the loader failed in %s workers" % self.method, child, evidence)
 
 
-#: (code, texts, where they are printed, what to say): the first that matches names the cause
-_CAUSES = (
-    ("DLW201", ("killed by signal: Killed",), "main", "a worker was killed by signal 9 (SIGKILL)"),
-    ("DLW202", ("killed by signal: Bus error",), "main", "a worker died of a bus error (SIGBUS)"),
-    ("DLW203", ("killed by signal: Segmentation fault", "killed by signal: Aborted"), "main",
-     "a worker crashed in native code"),
-    ("DLW204", ("Too many open files", "received 0 items of ancdata"), "main",
-     "the main process ran out of file descriptors"),
-    ("DLW206", ("timed out after",), "main", "the loader's own timeout expired"),
-    ("DLW101", ("bootstrapping phase",), "worker",
-     "a worker started worker processes while importing the main module"),
-    ("DLW108", ("unable to resize file",), "worker",
-     "a worker could not rebuild a tensor the dataset holds (a torch.Generator, or a "
-     "temporary tensor made by __getstate__)"),
-)
+def _causes():
+    """(code, texts, where they are printed, what to say), from the catalog's records
+    (``pytest_texts``, ``pytest_reads``, ``pytest_says``): the first that matches names
+    the cause; the main process's error is read before a worker's stderr."""
+    found = [(code, rule.texts("pytest_texts"), rule.field("pytest_reads"),
+              rule.field("pytest_says")) for code, rule in catalog.RULES.items()
+             if rule.texts("pytest_texts")]
+    return sorted(found, key=lambda cause: (cause[2] != "main", cause[0]))
+
 
 _MAIN_LOOKUP = re.compile(r"Can't get attribute|module '__(mp_)?main__' has no attribute")
 

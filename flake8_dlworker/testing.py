@@ -16,7 +16,7 @@ How it decides, without starting a process:
   worker looks that name up in its own ``__main__``: the main script re-run as
   ``__mp_main__`` (whose ``if __name__ == "__main__":`` block does not run), or
   nothing at all after ``python -m pkg`` or in an interactive session.  Such names
-  are checked against the static analysis of the main script (DLW104);
+  are checked against the static analysis of the main script;
 - a tensor storage is handed to the worker as a file descriptor under torch's
   ``file_descriptor`` sharing strategy; when the storage was a temporary of the
   pickling (``torch.Generator``'s state is one), the descriptor is closed before
@@ -56,7 +56,7 @@ class Culprit(NamedTuple):
     path: str               # attribute path from the root: "dataset.transform.transforms[2].lambd"
     type_name: str          # qualified type of the culprit: "function", "_io.TextIOWrapper"
     what: str               # "lambda defined at data.py:14", "open file handle (...)"
-    code: Optional[str]     # catalog code (DLW102, DLW103, DLW104, DLW108) or None
+    code: Optional[str]     # catalog code (the record whose pickle_kind it is) or None
     file: Optional[str]     # where the culprit was defined, when known
     line: Optional[int]
     error: str              # the pickling error for that object, "TypeError: cannot pickle ..."
@@ -876,14 +876,21 @@ def _describe_definition(obj, failure, pickling):
         else:
             where = (" in an interactive session (a notebook cell, IPython or the REPL), "
                      "whose __main__ workers cannot import: move it into a module")
-        return "%s '%s'%s" % (kind, qualname, where), "DLW104", file, line
+        return "%s '%s'%s" % (kind, qualname, where), _code("main"), file, line
     if getattr(obj, "__name__", None) == "<lambda>":
-        return "lambda" + _where(file, line), "DLW102", file, line
+        return "lambda" + _where(file, line), _code("lambda"), file, line
     if "<locals>" in qualname:
-        return "%s '%s'%s" % (kind, qualname, _where(file, line)), "DLW103", file, line
+        return "%s '%s'%s" % (kind, qualname, _where(file, line)), _code("local"), file, line
     module = getattr(obj, "__module__", None)
     name = "%s.%s" % (module, qualname) if module else qualname
     return "%s '%s'%s" % (kind, name, _where(file, line)), None, file, line
+
+
+def _code(kind):
+    """The catalog code of what a worker cannot receive: its record's ``pickle_kind``."""
+    from flake8_dlworker import catalog
+
+    return catalog.code_for("pickle_kind", kind)
 
 
 def _describe(obj, failure, pickling):
@@ -897,13 +904,13 @@ def _describe(obj, failure, pickling):
         file, line = _code_location(code) if code is not None else (None, None)
         kind = type(obj).__name__
         return ("%s object from '%s'%s" % (kind, obj.__qualname__, _where(file, line)),
-                "DLW108", file, line)
+                _code("handle"), file, line)
     if isinstance(obj, types.ModuleType):
         file = getattr(obj, "__file__", None)
-        return "module object '%s'" % obj.__name__, "DLW108", file, None
+        return "module object '%s'" % obj.__name__, _code("handle"), file, None
     handle = _handle_kind(obj)
     if handle is not None:
-        return "%s (%s)" % (handle, type_name), "DLW108", None, None
+        return "%s (%s)" % (handle, type_name), _code("handle"), None, None
     if isinstance(failure, _ChildFailure) and failure.kind == "fd":
         return ("object of type %s whose pickled state is a temporary tensor shared by "
                 "file descriptor, closed before the worker can open it" % type_name,
@@ -914,7 +921,7 @@ def _describe(obj, failure, pickling):
 
 
 def _handle_kind(obj):
-    """A short name for handle-like objects (DLW108), or None."""
+    """A short name for handle-like objects (an open resource), or None."""
     import threading
 
     if isinstance(obj, io.IOBase):
@@ -957,7 +964,7 @@ _HANDLE_TYPES = (
 )
 
 
-# --- what a worker sees of the dataset's random generators (DLW111) ----------------
+# --- what a worker sees of the dataset's random generators -------------------------
 
 class WorkerRandomProbe:
     """A ``worker_init_fn`` that runs the loader's own, then reports the dataset's generators.

@@ -18,24 +18,7 @@ from doctor.report import to_json as report_of
 from doctor.static import static_findings
 from doctor_run import run_doctor
 from fixture_markers import expected_findings, find, run_files, short
-
-#: what each rule's crash prints (parent or child side), any one of them
-CRASH_TEXT = {
-    "DLW101": ("has finished its bootstrapping phase",),
-    "DLW102": ("Can't pickle local object", "Can't get local object",
-               "Can't pickle <function <lambda>", "PicklingError"),
-    "DLW103": ("Can't pickle local object", "Can't get local object", "PicklingError"),
-    "DLW104": ("Can't get attribute", "has no attribute"),
-    # DataLoader.__init__ (torch/utils/data/dataloader.py)
-    "DLW106": ("persistent_workers option needs num_workers > 0",
-               "prefetch_factor option could only be specified in multiprocessing"),
-    # worker side: fork after the parent used CUDA; on a CPU-only torch the first CUDA
-    # call in the worker fails instead (torch/cuda/__init__.py _lazy_init)
-    "DLW107": ("Cannot re-initialize CUDA in forked subprocess",
-               "Torch not compiled with CUDA enabled", "Found no NVIDIA driver"),
-    # the parent's pickling error; a torch.Generator fails in the child (pytorch#146828)
-    "DLW108": ("cannot pickle", "cannot be pickled", "unable to resize file"),
-}
+from flake8_dlworker.catalog import RULES
 
 
 def _duplicated_samples(output, host):
@@ -224,12 +207,13 @@ def check_run(path, status, report, output):
     if code in MISBEHAVES:
         assert report["outcome"] == "passed", output[-3000:]
         assert MISBEHAVES[code](output, report["host"]), output[-3000:]
-    elif code in CRASH_TEXT and path.name not in DOCTOR_ONLY:
+    elif RULES[code].texts("crash_texts") and path.name not in DOCTOR_ONLY:
         if code == "DLW107" and report["host"].get("cuda"):
             pytest.skip("under spawn a CUDA host runs this, one CUDA context per worker")
         assert report["outcome"] == ("timeout" if path.name in recordings.TIMEOUTS else
                                      "stopped" if path.name in STOPPED else "crashed")
-        assert any(text in output for text in CRASH_TEXT[code]), output[-3000:]
+        assert any(text in output for text in RULES[code].texts("crash_texts")), \
+            output[-3000:]
     if path.name in recordings.TIMEOUTS:
         assert report["outcome"] == "timeout"
     if code in NOT_ON_THIS_HOST:

@@ -23,11 +23,11 @@ from doctor.static import static_findings
 from doctor_run import run_doctor
 from fixture_markers import CAUSES, short
 from flake8_dlworker.catalog import RULES
-from test_doctor_fixtures import CRASH_TEXT
 
 #: the causes whose documented examples crash a run under spawn on any host (DLW107's
-#: first CUDA call fails in the worker on a host without one; on a CUDA host it runs)
-CRASHING = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW106", "DLW107", "DLW108")
+#: first CUDA call fails in the worker on a host without one; on a CUDA host it runs):
+#: those whose record says what the crash prints (``crash_texts``)
+CRASHING = tuple(code for code, rule in RULES.items() if rule.texts("crash_texts"))
 #: examples that read a file of the user's; the doc's point needs no data to be made
 NEEDS_DATA = {"DLW108/invalid/02.py": "frames.h5", "DLW108/valid/04.py": "rows.db"}
 
@@ -76,7 +76,8 @@ def test_documented_example_under_the_doctor(code, kind, path):
                     "CUDA host runs it under spawn, one CUDA context per worker")
     # the run's own error, in the parent or a child (a child that fails to start
     # may leave its parent running to the end)
-    assert status == 1 and any(text in output for text in CRASH_TEXT[code]), output[-3000:]
+    printed = RULES[code].texts("crash_texts")
+    assert status == 1 and any(text in output for text in printed), output[-3000:]
     line = min(f["line"] for f in static_findings(str(path)) if f["code"] == code)
     first = report["diagnoses"][0]
     assert (first["code"], first["line"]) == (code, line), (report["diagnoses"], output[-3000:])

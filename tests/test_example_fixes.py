@@ -15,10 +15,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from doctor.patches import CODES, maker, unified_diff  # noqa: E402
+from doctor.patches import maker, unified_diff  # noqa: E402
 from doctor.patches.combine import Request, fix_file  # noqa: E402
 from doctor.static import static_findings  # noqa: E402
+from flake8_dlworker import catalog  # noqa: E402
 from flake8_dlworker.catalog import RULES  # noqa: E402
+
+#: the codes whose cause folder holds a patch maker
+CODES = catalog.having("patch")
 
 
 def _examples():

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from fixture_markers import expected_findings, fixture_files, short
+from flake8_dlworker.catalog import RULES
 
 LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DLW\d{3}) ")
 
@@ -15,7 +16,7 @@ LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DLW\d{3}
 #: host: every pin_memory=True and every literal num_workers above 2 is reported
 HOST_OPTIONS = ("--extend-select", "DLW105,DLW110", "--dlw-min-ram-gb", "100000",
                 "--dlw-max-workers", "2")
-HOST_CODES = {"DLW105", "DLW110"}
+HOST_CODES = {code for code, rule in RULES.items() if rule.default_off}
 
 
 def _run(*options):

@@ -11,12 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from doctor.patches import CODES, fixed_source, maker
+from doctor.patches import fixed_source, maker
 from doctor.patches.combine import map_line
 from doctor.patches.sites import from_probe
 from fixture_markers import FIXTURES, find, fixture_files, modules_beside
 from tiers import run_python, starts_torch
+from flake8_dlworker import catalog
 from flake8_dlworker.catalog import RULES
+
+#: the codes whose cause folder holds a patch maker
+CODES = catalog.having("patch")
 
 ROOT = Path(__file__).resolve().parents[1]
 SPAWN_RUN = ROOT / "tests" / "spawn_run.py"

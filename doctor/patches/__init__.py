@@ -7,19 +7,19 @@ catalog's "Fix safety" section then gives the fix in words.
 For a cause the static checker sees (DLW1xx) the maker is run once per finding of
 that code in the file, each time on the result of the last, until the checker has
 nothing left to say about that code; a maker that cannot fix one of them, or a result
-the checker still flags, gives no patch at all. Runtime causes (DLW201, DLW204) are
-fixed once, at the place the run pointed to.
+the checker still flags, gives no patch at all. Runtime causes (DLW2xx) are
+fixed once, at the place the run pointed to. A maker is its cause folder's ``patch.py``
+(:func:`flake8_dlworker.catalog.part`); ``STATIC`` in it says which of the two it is.
 
 A maker may also create files: it then returns a :class:`Rewrite`, the new text of its
 file that carries the created files' texts; the diff adds them (``--- /dev/null``).
 """
 import ast
 import difflib
-import importlib
 import os
 
-CODES = ("DLW101", "DLW102", "DLW103", "DLW104", "DLW105", "DLW106", "DLW107", "DLW108",
-         "DLW109", "DLW110", "DLW111", "DLW201", "DLW204")
+from flake8_dlworker import catalog
+
 #: at most this many findings of one code are fixed in one file
 _ROUNDS = 20
 
@@ -41,10 +41,8 @@ def created_by(text):
 
 
 def maker(code):
-    """The maker module of ``code`` (``doctor.patches.dlw102``), or None."""
-    if code not in CODES:
-        return None
-    return importlib.import_module("doctor.patches.%s" % code.lower())
+    """The maker module of ``code`` (its cause folder's ``patch.py``), or None."""
+    return catalog.part(code, "patch")
 
 
 def static_findings(source, path, code, start_method="spawn"):

@@ -1,8 +1,8 @@
 """One fix for a whole run: every maker's edit composed on each file in turn, one diff out.
 
 The makers of one file run one after the other, each on the text the last one left,
-so their edits never conflict: a lambda lifted out of a function that the DLW101 maker
-then moves under the guard is lifted first and moved with the rest. The sites the run
+so their edits never conflict: a lambda lifted out of a function that the unguarded-start
+maker then moves under the guard is lifted first and moved with the rest. The sites the run
 named are fixed first (their lines followed through the edits before them), then every
 finding the static checker still has for the codes asked, then the runtime causes.
 Each step is kept only when the file still compiles; a step that cannot be made is
@@ -38,7 +38,7 @@ class FileFix:
         self.path, self.before, self.after = path, before, before
         self.created = created
         self.creates = {}
-        self.steps = []  # "DLW102 at line 14 (from the run)"
+        self.steps = []  # "CODE at line 14 (from the run)"
 
     def diff(self, cwd=None):
         rel = os.path.relpath(self.path, cwd or os.getcwd()).replace(os.sep, "/")

@@ -11,10 +11,11 @@ import os
 import sys
 
 from doctor import signals
-from doctor.patches import CODES, maker, write
+from doctor.patches import maker, write
 from doctor.patches.combine import Request, combine, combined_diff
 from doctor.patches.workflow import _create, under_cwd
 from doctor.patches.workflow import relative_path as _relative
+from flake8_dlworker import catalog
 from flake8_dlworker.untrusted import inert_line
 
 
@@ -35,7 +36,7 @@ def file_fixes(found, out=None):
         text = _text(path, out)
         if text is not None:
             texts[path] = text
-            requests += [Request(code, path) for code in CODES if code in codes]
+            requests += [Request(code, path) for code in catalog.having("patch") if code in codes]
     return combine(requests, texts, found.options.dlw_start_method,
                    keep=lint.keeper(found.options))
 

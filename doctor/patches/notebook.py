@@ -6,8 +6,10 @@ module. The fix:
 
 1. the script fixes of the notebook's code read as one script (a lambda becomes a
    named function, a nested function moves to the top level, a handle is opened
-   lazily: :func:`doctor.patches.fixed_source` for DLW102, DLW103 and DLW108);
-2. every definition the checker then finds reaching a worker from a cell (DLW104), with
+   lazily: :func:`doctor.patches.fixed_source` for the causes whose record has a
+   ``notebook_script_order``, in that order);
+2. every definition the checker then finds reaching a worker from a cell (the cause
+   whose ``pickle_kind`` is main), with
    the definitions of the notebook it uses, moves into ``<notebook>_defs.py`` beside
    the notebook, after the imports it needs; the cell imports it from there instead.
 
@@ -22,9 +24,8 @@ import re
 from typing import NamedTuple, Optional
 
 from doctor.patches import fixed_source, unified_diff
+from flake8_dlworker import catalog
 
-#: the script fixes applied before definitions move, in this order
-_SCRIPT_FIXES = ("DLW108", "DLW102", "DLW103")
 _CELL = "# <dlw-cell %d>"
 _CELL_LINE = re.compile(r"^# <dlw-cell (\d+)>$")
 _MAGIC = "# <dlw-magic>"
@@ -65,7 +66,7 @@ def fix(path, start_method="spawn") -> Optional[NotebookFix]:
              if c.get("cell_type") == "code"]
     script = _as_script(cells)
     rel = os.path.basename(path)
-    for code in _SCRIPT_FIXES:
+    for code in catalog.ordered("notebook_script_order"):  # before definitions move
         fixed = fixed_source(code, rel, script, start_method=start_method)
         if fixed is not None:
             script = fixed
@@ -151,7 +152,7 @@ def _move(cells, path, name, start_method):
     defined = _top_definitions(tree)
     wanted = []
     for finding in findings(tree, path, start_method, notebook=True):
-        if finding.code == "DLW104":
+        if catalog.RULES[finding.code].field("pickle_kind") == "main":
             named = _NAMED.match(finding.text)
             if named and named.group(1) in defined and named.group(1) not in wanted:
                 wanted.append(named.group(1))

@@ -17,6 +17,7 @@ from typing import NamedTuple, Optional
 import libcst as cst
 
 from doctor.patches import _cst
+from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
 _QUALNAME = re.compile(r"^(?:instance of )?(function|class) '([\w.<>]+)'")
@@ -43,21 +44,29 @@ def in_project(path, cwd=None):
         and under_cwd(path, cwd) and not is_library(os.path.realpath(path))
 
 
+def _kind(code):
+    """What a worker cannot receive, for a pickling cause (its record's ``pickle_kind``:
+    lambda, local, main, handle), else None."""
+    rule = RULES.get(code)
+    return rule.field("pickle_kind") if rule is not None else None
+
+
 def from_probe(culprit, cwd=None):
     """The site of one pickle-probe culprit (the agent's ``probe`` event), or None."""
     code = culprit.get("code")
-    if code in ("DLW102", "DLW103", "DLW104"):
+    kind = _kind(code)
+    if kind in ("lambda", "local", "main"):
         path = culprit.get("file")
         if not path or not in_project(path, cwd):
             return None
         path = os.path.abspath(path)
-        if code == "DLW102":
+        if kind == "lambda":
             return Site(code, path, culprit.get("line"), "lambda", col=culprit.get("col"))
         match = _QUALNAME.match(culprit.get("what", ""))
         if not match:
             return None
         return Site(code, path, culprit.get("line"), match.group(1), match.group(2))
-    if code == "DLW108":
+    if kind == "handle":
         attr = _ATTR.match(culprit.get("path", ""))
         path = culprit.get("owner_file")
         if not attr or not path or not in_project(path, cwd):
@@ -72,13 +81,14 @@ def from_text(code, text, path, cwd=None):
     if not path or not in_project(path, cwd):
         return None
     path = os.path.abspath(path)
+    kind = _kind(code)
     local = _TEXT_LOCAL.search(text)
-    if local and code == "DLW103":
+    if local and kind == "local":
         return Site(code, path, None, "function", local.group(1))
-    if local and code == "DLW102":
+    if local and kind == "lambda":
         return Site(code, path, None, "lambda", local.group(1))
     main = _TEXT_MAIN.search(text)
-    if main and code == "DLW104":
+    if main and kind == "main":
         return Site(code, path, None, "function", main.group(1))
     return None
 
@@ -145,7 +155,7 @@ def _spans(tree, node, line, col):
 def _definition_finding(tree, site, line):
     parts = site.name.split(".")
     name = parts[-1]
-    if site.code == "DLW103":
+    if _kind(site.code) == "local":
         if ".<locals>." not in site.name:
             return None
         before = site.name.rsplit(".<locals>.", 1)

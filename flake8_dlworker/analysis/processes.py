@@ -3,7 +3,7 @@
 ``multiprocessing.Process(target=f, args=...)``, ``Pool.map(f, ...)`` and its
 siblings, ``ProcessPoolExecutor.submit(f)`` / ``.map(f, ...)`` and
 ``torch.multiprocessing.spawn(f)`` send ``f`` (and the process arguments) to a
-new interpreter by pickling under spawn and forkserver, so the DLW102-DLW104
+new interpreter by pickling under spawn and forkserver, so the pickling
 causes apply to them as they do to a loader's ``collate_fn``.
 """
 import ast

@@ -1,10 +1,11 @@
-"""DLW102-DLW104: objects a spawned worker cannot receive, traced from the loader call.
+"""Objects a spawned worker cannot receive, traced from the loader call: the rule of
+the causes whose record has a ``pickle_kind`` (lambda, local, main).
 
 Under spawn and forkserver the loader pickles its dataset, sampler, batch sampler,
 collate_fn and worker_init_fn into every worker.  Functions and classes pickle by
-qualified name, so a lambda (DLW102), a function or class defined in a function
-body (DLW103), and one defined only in the ``__main__`` guard, a package's
-``__main__.py`` or a notebook cell (DLW104) cannot reach a worker.
+qualified name, so a lambda, a function or class defined in a function body (local),
+and one defined only in the ``__main__`` guard, a package's ``__main__.py`` or a
+notebook cell (main) cannot reach a worker.
 """
 import ast
 import os
@@ -18,7 +19,7 @@ from flake8_dlworker.analysis.loaders import (
 from flake8_dlworker.analysis.module import GUARD, LOCAL, MAIN_FILE, NOTEBOOK
 from flake8_dlworker.analysis.names import PARTIAL
 from flake8_dlworker.analysis.processes import pickled_callables
-from flake8_dlworker.catalog import RULES
+from flake8_dlworker.catalog import RULES, code_for
 from flake8_dlworker.rules import Finding
 
 _MAX_DEPTH = 8
@@ -43,6 +44,13 @@ _EAGER_METHODS = frozenset(("map", "filter"))
 _ADDING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "setdefault"))
 #: dataset methods that keep the function they are given (Hugging Face datasets)
 _KEEPING_METHODS = frozenset(("set_transform", "with_transform"))
+
+
+def findings(scan):
+    """Nothing is pickled under fork."""
+    if scan.start_method == "fork":
+        return ()
+    return check(scan.facts, scan.start_method, scan.project)
 
 
 def check(facts, method, project):
@@ -79,8 +87,9 @@ def _pickled(facts):
 
 def _name_at(node):
     """(line, column) of a definition's name, as ``class Name`` is written with one
-    space. A notebook's DLW104 is reported there: the cell to move into a module is the
-    one that defines it, often far from the cell that builds the loader."""
+    space. A definition that only a notebook's ``__main__`` holds is reported there: the
+    cell to move into a module is the one that defines it, often far from the cell that
+    builds the loader."""
     return node.lineno, node.col_offset + len(_KEYWORD[type(node)])
 
 
@@ -96,7 +105,7 @@ class _Tracer:
     def __init__(self, facts, method, top, role, project):
         self.facts = facts
         self.method = method
-        self.top = top          # DLW103/104 are reported at it (a notebook's DLW104: _name_at)
+        self.top = top          # a definition is reported at it (in a notebook: _name_at)
         self.role = role
         self.findings = []
         self.visited = set()
@@ -132,8 +141,9 @@ class _Tracer:
         if elsewhere is not None:
             role = "%s (%s:%d)" % (role, os.path.basename(elsewhere), node.lineno)
             at = self.top
-        text = RULES["DLW102"].message.format(role=_role_text(role), method=self.method)
-        self.findings.append(Finding(at.lineno, at.col_offset, "DLW102", text))
+        code = code_for("pickle_kind", "lambda")
+        text = RULES[code].message.format(role=_role_text(role), method=self.method)
+        self.findings.append(Finding(at.lineno, at.col_offset, code, text))
 
     def _binding(self, binding, role, depth):
         value = binding.value
@@ -176,7 +186,7 @@ class _Tracer:
                     self.trace(arg, scope, role, depth + 1)
 
     def _trace_at(self, expr, scope, role, depth):
-        """Trace ``expr``, reporting DLW103/DLW104 at it rather than at the loader."""
+        """Trace ``expr``, reporting a definition at it rather than at the loader."""
         outer, self.top = self.top, expr
         self.trace(expr, scope, role, depth + 1)
         self.top = outer
@@ -193,14 +203,14 @@ class _Tracer:
         top = self.top
         role = _role_text(self.role)
         if binding.place == LOCAL:
-            text = RULES["DLW103"].message.format(
+            code = code_for("pickle_kind", "local")
+            text = RULES[code].message.format(
                 kind=kind, name=name, scope=binding.outer, role=role, method=self.method)
-            code = "DLW103"
         elif binding.place in _DEFINED_IN:
             where, fix = _DEFINED_IN[binding.place]
-            text = RULES["DLW104"].message.format(
+            code = code_for("pickle_kind", "main")
+            text = RULES[code].message.format(
                 kind=kind, name=name, where=where, role=role, fix=fix)
-            code = "DLW104"
         else:
             return
         line, col = top.lineno, top.col_offset

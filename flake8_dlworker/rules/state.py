@@ -89,6 +89,10 @@ _RESEED_METHODS = frozenset(("seed", "manual_seed", "setstate", "set_state"))
 _SEEDING = frozenset(("manual_seed",))
 
 
+def findings(scan):
+    return check(scan.workers, scan.facts, scan.start_method, scan.project)
+
+
 def check(loaders, facts, method, project=None):
     seen = set()
     for call, scope in loaders:

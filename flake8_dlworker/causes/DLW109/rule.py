@@ -31,6 +31,10 @@ SELF_SHARDING_SOURCES = frozenset(("load_dataset",))
 _MAX_DEPTH = 4
 
 
+def findings(scan):
+    return check(scan.workers, scan.facts, scan.project)
+
+
 def check(loaders, facts, project=None):
     seen = set()
     for call, scope in loaders:

@@ -27,6 +27,10 @@ _DEVICE_METHODS = frozenset(("to", "new_tensor", "new_zeros", "new_ones", "new_e
 _MAX_DEPTH = 4
 
 
+def findings(scan):
+    return check(scan.workers, scan.facts, scan.project)
+
+
 def check(loaders, facts, project=None):
     seen = set()
     for call, scope in loaders:

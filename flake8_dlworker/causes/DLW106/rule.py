@@ -1,9 +1,6 @@
-"""DLW105, DLW106, DLW110: what the arguments of one DataLoader call say on their own.
-
-DLW106 is a plain contradiction torch rejects at construction.  DLW105 and DLW110
-compare the call with the host flake8 runs on (read once at start-up), so they are
-off unless selected by their own code.
-"""
+"""DLW106: persistent_workers or a prefetch_factor while num_workers is 0, a plain
+contradiction torch rejects at construction (and its Hugging Face TrainingArguments
+form)."""
 import ast
 
 from flake8_dlworker.analysis import frameworks
@@ -12,6 +9,15 @@ from flake8_dlworker.analysis.loaders import (
     argument, has_unknown_arguments, is_known, literal, literal_int, value_of)
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
+
+
+def findings(scan):
+    found = []
+    if frameworks.uses_frameworks(scan.facts):
+        found.extend(check_framework_options(scan.facts))
+    if scan.loaders:
+        found.extend(check_worker_options(scan.loaders, scan.facts))
+    return found
 
 
 def check_worker_options(loaders, facts):
@@ -104,30 +110,3 @@ def _closed_dict(expr, scope, facts, depth):
             isinstance(b.value, ast.expr) and _closed_dict(b.value, b.scope, facts, depth + 1)
             for b in bindings)
     return False
-
-
-def check_pin_memory(loaders, facts, ram_gb, min_ram_gb):
-    """DLW105: pin_memory that may be true on a host with less RAM than the threshold."""
-    if ram_gb >= min_ram_gb:
-        return
-    text = RULES["DLW105"].message.format(ram_gb=ram_gb, min_ram_gb=min_ram_gb)
-    for call, scope in loaders:
-        node = argument(call, "pin_memory")
-        if node is None:
-            continue
-        value = literal(value_of(node), scope, facts)
-        if is_known(value) and not value:
-            continue  # False, None, 0, or a name always bound to one: never pinned
-        yield Finding(node.lineno, node.col_offset, "DLW105", text)
-
-
-def check_worker_count(loaders, facts, max_workers, cpus):
-    """DLW110: a literal num_workers above the host's limit."""
-    for call, scope in loaders:
-        node = argument(call, "num_workers")
-        if node is None:
-            continue
-        workers = literal_int(value_of(node), scope, facts)
-        if workers is not None and workers > max_workers:
-            yield Finding(node.lineno, node.col_offset, "DLW110", RULES["DLW110"].message.format(
-                num_workers=workers, max_workers=max_workers, cpus=cpus))

@@ -29,6 +29,13 @@ _RUNNERS = frozenset(("fire.Fire", "typer.run", "tyro.cli", "jsonargparse.CLI",
                       "clize.run"))
 
 
+def findings(scan):
+    """Not in a notebook (no worker re-runs a kernel's cells), nor under fork."""
+    if scan.start_method == "fork" or scan.notebook:
+        return ()
+    return check(scan.facts, scan.project)
+
+
 def check(facts, project):
     ops, edges = _operations(facts)
     reaching = _reaching(ops, edges)
