@@ -503,8 +503,6 @@ def _write_report(path, ev, diagnoses):
 def cmd_explain(options):
     from doctor.explain import BadLog, explain
 
-    from doctor.sourcefile import inside, read_source
-
     if options.log == "-" and sys.stdin is None:
         raise UsageError("-: there is no standard input to read the log from")
     for folder in options.source:
@@ -515,16 +513,7 @@ def cmd_explain(options):
                      options.start_method, options.source)
     except BadLog as exc:
         raise UsageError(str(exc))
-    diagnoses = pipeline.diagnosed(ev)
-    # patches, proposed only, for the files the log names that may be read here
-    roots = ev.hints["source_roots"]
-    readable = [d for d in diagnoses if d.path and read_source(d.path, roots)[0] is not None]
-    if readable:
-        from doctor.patches.workflow import propose
-        for root in roots:
-            propose(ev, [d for d in readable if inside(d.path, roots) == root],
-                    options.start_method, cwd=root)
-    return _report(ev, diagnoses, options)
+    return _report(ev, pipeline.examine_log(ev, options.start_method), options)
 
 
 def cmd_check(options):

@@ -1,8 +1,9 @@
 """One path from a target to its diagnoses and its proved fix.
 
 :func:`examine` is what every run of the doctor does (a script, ``-m MODULE``, a
-notebook, each run of ``--compare``; ``--verify`` and ``--apply`` on top). Its stages
-each return what they make:
+notebook, each run of ``--compare``; ``--verify`` and ``--apply`` on top), and
+:func:`examine_log` what ``explain`` does with a log. Their stages each return what
+they make:
 
 1. :func:`observe`: the target runs under :class:`doctor.supervisor.Run`; its evidence;
 2. :func:`static_of`: the checker's findings on the target's file;
@@ -74,6 +75,23 @@ def examine(target, options, path=None):
 
         propose(ev, diagnoses, method)
     return result
+
+
+def examine_log(ev, start_method):
+    """``explain``: the diagnoses of a log's evidence (:func:`doctor.explain.explain`),
+    with patches, proposed only, for the files the log names that may be read here."""
+    from doctor.sourcefile import inside, read_source
+
+    diagnoses = diagnosed(ev)
+    roots = ev.hints["source_roots"]
+    readable = [d for d in diagnoses if d.path and read_source(d.path, roots)[0] is not None]
+    if readable:
+        from doctor.patches.workflow import propose
+
+        for root in roots:
+            propose(ev, [d for d in readable if inside(d.path, roots) == root],
+                    start_method, cwd=root)
+    return diagnoses
 
 
 # -- the stages -------------------------------------------------------------------------
