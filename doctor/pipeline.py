@@ -194,15 +194,18 @@ def converge(ev, diagnoses, target, start_method="spawn", max_rounds=None,
 def rerun(files, folder, target, start_method, max_batches, timeout):
     """Run a copy of ``folder`` with the fixed texts of ``files`` (path -> FileFix);
     (evidence, diagnoses) with paths in the user's folder again. (None, None) when a
-    fixed file lies outside it."""
+    fixed file lies outside it, or its place in the copy would (through a link)."""
     keep = set()
     for path in files:
         real = os.path.realpath(path)
         if os.path.commonpath([folder, real]) != folder:
             return None, None
         keep |= sandbox.folders_above(real, folder)
-    ev, diagnoses = trial(folder, {path: fixed.after for path, fixed in files.items()}, {},
-                          target, start_method, max_batches, timeout, keep, "rounds")
+    try:
+        ev, diagnoses = trial(folder, {path: fixed.after for path, fixed in files.items()},
+                              {}, target, start_method, max_batches, timeout, keep, "rounds")
+    except sandbox.NotACopy:  # the fixed file's place in the copy leads out of it
+        return None, None
     ev.target = target[0]
     return ev, diagnoses
 
@@ -292,8 +295,14 @@ def verify_notebook(fixed, diag, start_method, timeout=None):
 
     folder = os.path.dirname(os.path.realpath(fixed.path))
     timeout = timeout or VERIFY_TIMEOUT_S
-    ev, found = trial(folder, {fixed.path: fixed.after}, {fixed.module_path: fixed.module_text},
-                      [fixed.path], start_method, VERIFY_BATCHES, timeout)
+    try:
+        ev, found = trial(folder, {fixed.path: fixed.after},
+                          {fixed.module_path: fixed.module_text}, [fixed.path], start_method,
+                          VERIFY_BATCHES, timeout)
+    except sandbox.NotACopy:
+        diag.verified = False
+        diag.evidence.append("not verified: the copy of %s would not be a copy" % fixed.path)
+        return False
     codes = sorted({d.code for d in found if d.confidence == "certain"})
     diag.verified = ran_through(ev) and not codes
     diag.evidence.append(
