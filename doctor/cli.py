@@ -12,7 +12,7 @@ import os
 import stat
 import sys
 
-from doctor import compare, notebook_run, pipeline, report, signals
+from doctor import compare, notebook_run, report, signals
 from doctor.agent import OWN
 from doctor.evidence import Evidence
 #: the largest script the doctor reads; a bigger file is refused before it is read
@@ -356,6 +356,8 @@ def module_file(name):
 
 
 def cmd_run(options, target):
+    from doctor import pipeline  # the run's stages load when there is a run
+
     if target[0] == "-m":
         path = module_file(target[1])
         if path is None:
@@ -391,6 +393,8 @@ def cmd_run(options, target):
 
 def _pipeline_options(options, **changed):
     """The command line's run options as :class:`doctor.pipeline.Options`."""
+    from doctor import pipeline
+
     values = dict(start_method=options.start_method, timeout=options.timeout,
                   max_batches=options.max_batches, verify=options.verify,
                   apply=options.apply, force=options.force, max_rounds=options.max_rounds,
@@ -410,6 +414,8 @@ def _rerun_args(options, target):
 def _compare(options, target, path):
     """--compare: the script's own start method, then the forced one (doctor.compare);
     the report of each, then the line that says how they differ."""
+    from doctor import pipeline
+
     if options.verify or options.apply:
         raise UsageError("--compare reports; run --verify or --apply without it")
     if options.report:
@@ -501,6 +507,7 @@ def _write_report(path, ev, diagnoses):
 # -- explain, check -------------------------------------------------------------------
 
 def cmd_explain(options):
+    from doctor import pipeline
     from doctor.explain import BadLog, explain
 
     if options.log == "-" and sys.stdin is None:
