@@ -6,7 +6,7 @@ tracebacks from earlier epochs, rank prefixes) with the real crash at the end, p
 pathological log: a progress bar rewritten with ``\\r`` for hours, never a newline.
 and the worst case, 10 MB of nothing but tracebacks.  Then, for each, prints a table:
 
-- ``parse s``: explain() + diagnose_log() in this process (best of 3), the part that
+- ``parse s``: explain() + diagnosed() in this process (best of 3), the part that
   grows with the log;
 - ``cli s``: the whole ``python -m doctor explain --json LOG`` in a subprocess,
   interpreter start and imports included (best of 3);
@@ -36,7 +36,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from doctor.diagnose import relative  # noqa: E402
-from doctor.explain import diagnose_log, explain  # noqa: E402
+from doctor.explain import explain  # noqa: E402
+from doctor.pipeline import diagnosed  # noqa: E402
 
 LOGS = os.path.join(ROOT, "tests", "logs")
 BAR = 0.5  # seconds for the 10 MB log
@@ -116,7 +117,7 @@ def best(fn, runs=3):
 
 def parse(path):
     ev = explain(path)
-    return diagnose_log(ev)
+    return diagnosed(ev)
 
 
 def cli(path):
@@ -171,7 +172,7 @@ def accuracy(folder):
     names = sorted(n for n in os.listdir(folder) if n.endswith(".log"))
     causes, placed, located, misses = 0, 0, 0, []
     for name in names:
-        found = diagnose_log(explain(os.path.join(folder, name)))
+        found = diagnosed(explain(os.path.join(folder, name)))
         cause, place = judge(name, found, locations.get(name))
         causes += cause
         if place is not None:

@@ -14,7 +14,6 @@ import sys
 
 from doctor import compare, notebook_run, report, signals
 from doctor.agent import OWN
-from doctor.diagnose import diagnose
 from doctor.evidence import Evidence
 #: the largest script the doctor reads; a bigger file is refused before it is read
 from doctor.lint import MAX_FILE_BYTES as MAX_SCRIPT_BYTES
@@ -357,8 +356,7 @@ def module_file(name):
 
 
 def cmd_run(options, target):
-    from doctor.static import static_findings
-    from doctor.supervisor import Run
+    from doctor import pipeline  # the run's stages load when there is a run
 
     if target[0] == "-m":
         path = module_file(target[1])
@@ -380,28 +378,30 @@ def cmd_run(options, target):
         if options.compare:
             raise UsageError("--compare runs scripts; a notebook runs under the forced "
                              "start method only")
-        return _run_notebook(options, path, target[1:])
-    if options.compare:
+        if target[1:]:
+            raise UsageError("a notebook takes no arguments (got %s)" % " ".join(target[1:]))
+    elif options.compare:
         return _compare(options, target, path)
-    stdout = sys.stderr if options.json else sys.stdout
-    show_status = sys.stderr.isatty() and not options.json
-    run = Run(target, start_method=options.start_method, timeout=options.timeout,
-              max_batches=options.max_batches, stdout=stdout, show_status=show_status)
-    ev = run.run()
-    ev.static = static_findings(path, options.start_method)
-    diagnoses = diagnose(ev)
-    # patches: propose, verify, apply in rounds (doctor.patches.workflow); after a signal,
-    # only propose: nothing more is run and no file is written
-    from doctor.patches.workflow import propose, run_all
-    if signals.received() is None:
-        run_all(ev, diagnoses, target, options.start_method, do_verify=options.verify,
-                do_apply=options.apply, force=options.force, max_batches=options.max_batches,
-                timeout=options.timeout, max_rounds=options.max_rounds)
-    else:
-        propose(ev, diagnoses, options.start_method)
-    status = _report(ev, diagnoses, options, _rerun_args(options, target))
-    _plot(options.plot, ev, path)
+    try:
+        found = pipeline.examine(target, _pipeline_options(options), path)
+    except notebook_run.NotRunnable as exc:
+        raise UsageError(str(exc))
+    status = _report(found.ev, found.diagnoses, options, _rerun_args(options, target))
+    _plot(options.plot, found.ev, path)
     return signals.exit_status() if signals.received() is not None else status
+
+
+def _pipeline_options(options, **changed):
+    """The command line's run options as :class:`doctor.pipeline.Options`."""
+    from doctor import pipeline
+
+    values = dict(start_method=options.start_method, timeout=options.timeout,
+                  max_batches=options.max_batches, verify=options.verify,
+                  apply=options.apply, force=options.force, max_rounds=options.max_rounds,
+                  stdout=sys.stderr if options.json else sys.stdout,
+                  show_status=sys.stderr.isatty() and not options.json)
+    values.update(changed)
+    return pipeline.Options(**values)
 
 
 def _rerun_args(options, target):
@@ -414,29 +414,22 @@ def _rerun_args(options, target):
 def _compare(options, target, path):
     """--compare: the script's own start method, then the forced one (doctor.compare);
     the report of each, then the line that says how they differ."""
-    from doctor.patches.workflow import propose
-    from doctor.static import static_findings
-    from doctor.supervisor import Run
+    from doctor import pipeline
 
     if options.verify or options.apply:
         raise UsageError("--compare reports; run --verify or --apply without it")
     if options.report:
         raise UsageError("--report writes the report of one run; run it without --compare")
     batches = options.max_batches or compare.DEFAULT_BATCHES
-    stdout = sys.stderr if options.json else sys.stdout
-    show_status = sys.stderr.isatty() and not options.json
     runs = []
     for method in (OWN, options.start_method):
         if signals.received() is not None:
             break
         if runs and runs[0][0].start_method == method:
             break  # the script's own method is the forced one: the same run again
-        ev = Run(target, start_method=method, timeout=options.timeout, max_batches=batches,
-                 stdout=stdout, show_status=show_status).run()
-        ev.static = static_findings(path, ev.start_method)
-        diagnoses = diagnose(ev)
-        propose(ev, diagnoses, ev.start_method)
-        runs.append((ev, diagnoses))
+        found = pipeline.examine(target, _pipeline_options(
+            options, start_method=method, max_batches=batches, fix=False), path)
+        runs.append((found.ev, found.diagnoses))
     line = compare.summary(runs[0][0], runs[-1][0], options.start_method)
     last, diagnoses = runs[-1]
     if options.json:
@@ -452,33 +445,6 @@ def _compare(options, target, path):
     if signals.received() is not None:
         return signals.exit_status()
     return 1 if any(found for _ev, found in runs) else 0
-
-
-def _run_notebook(options, path, args):
-    """A notebook runs in its kernel; its fix moves definitions into a module beside it
-    (:mod:`doctor.notebook_run`, :mod:`doctor.patches.notebook`)."""
-    from doctor.supervisor import Run
-
-    if args:
-        raise UsageError("a notebook takes no arguments (got %s)" % " ".join(args))
-    try:
-        book = notebook_run.check(path)
-    except notebook_run.NotRunnable as exc:
-        raise UsageError(str(exc))
-    stdout = sys.stderr if options.json else sys.stdout
-    show_status = sys.stderr.isatty() and not options.json
-    ev = Run([path], start_method=options.start_method, timeout=options.timeout,
-             max_batches=options.max_batches, stdout=stdout, show_status=show_status).run()
-    ev.static = notebook_run.static_findings(path, book, options.start_method)
-    diagnoses = diagnose(ev)
-    notebook_run.to_cells(path, book, ev, diagnoses)
-    if signals.received() is None:
-        notebook_run.fix(path, diagnoses, options.start_method, do_verify=options.verify,
-                         do_apply=options.apply, force=options.force,
-                         timeout=options.timeout)
-    status = _report(ev, diagnoses, options, _rerun_args(options, [path]))
-    _plot(options.plot, ev, path)
-    return signals.exit_status() if signals.received() is not None else status
 
 
 def _plot_ready():
@@ -541,9 +507,8 @@ def _write_report(path, ev, diagnoses):
 # -- explain, check -------------------------------------------------------------------
 
 def cmd_explain(options):
-    from doctor.explain import BadLog, diagnose_log, explain
-
-    from doctor.sourcefile import inside, read_source
+    from doctor import pipeline
+    from doctor.explain import BadLog, explain
 
     if options.log == "-" and sys.stdin is None:
         raise UsageError("-: there is no standard input to read the log from")
@@ -555,16 +520,7 @@ def cmd_explain(options):
                      options.start_method, options.source)
     except BadLog as exc:
         raise UsageError(str(exc))
-    diagnoses = diagnose_log(ev)
-    # patches, proposed only, for the files the log names that may be read here
-    roots = ev.hints["source_roots"]
-    readable = [d for d in diagnoses if d.path and read_source(d.path, roots)[0] is not None]
-    if readable:
-        from doctor.patches.workflow import propose
-        for root in roots:
-            propose(ev, [d for d in readable if inside(d.path, roots) == root],
-                    options.start_method, cwd=root)
-    return _report(ev, diagnoses, options)
+    return _report(ev, pipeline.examine_log(ev, options.start_method), options)
 
 
 def cmd_check(options):

@@ -4,15 +4,16 @@ The log is streamed in fixed-size chunks (bounded memory whatever its size or it
 longest line), decoded as UTF-8, or UTF-16 when it starts with a byte-order mark
 (PowerShell's ``2> crash.log`` writes UTF-16), and fed line by line to the parser the
 run path uses.  A log can hold several crashes (several runs pasted together, every
-rank of a distributed job): :func:`diagnose_log` diagnoses each and takes the first
-crash with a specific cause as the root cause, and says so in its evidence.
+rank of a distributed job): each is diagnosed on its own (:func:`log_parts`, through
+:func:`doctor.pipeline.diagnosed`), and :func:`diagnose_log` takes the first crash with
+a specific cause as the root cause, and says so in its evidence.
 """
 import codecs
 import copy
 import os
 import stat
 
-from doctor.diagnose import diagnose, user_frame
+from doctor.diagnose import user_frame
 from doctor.evidence import Evidence
 from doctor.logparse import LogParser
 from doctor.sourcefile import default_roots, read_source
@@ -239,8 +240,38 @@ def _static_for_user_files(ev, start_method):
     return found
 
 
-def diagnose_log(ev):
-    """Diagnoses for a log: each crash on its own, the root cause first.
+def _crash_key(crash):
+    """The same crash printed again (every rank, every retry) has the same key."""
+    return (tuple(e.last_line() for last in crash["exceptions"] for e in last.chain()),
+            tuple(crash["lines"]))
+
+
+def log_parts(ev):
+    """The evidence to diagnose for a log: the whole of it when it holds one crash at
+    most; else each crash once, then the rest (warnings, static findings) once."""
+    crashes = ev.hints.get("crashes") or []
+    if len(crashes) <= 1:
+        return [ev]
+    parts, seen = [], set()
+    for crash in crashes:
+        key = _crash_key(crash)
+        if key not in seen:
+            seen.add(key)
+            part = copy.copy(ev)
+            part.exceptions = crash["exceptions"]
+            part.lines = crash["lines"]
+            part.warnings = []
+            part.static = []
+            parts.append(part)
+    rest = copy.copy(ev)
+    rest.exceptions, rest.lines = [], []
+    parts.append(rest)
+    return parts
+
+
+def diagnose_log(ev, found_in_parts):
+    """Diagnoses for a log from those of its :func:`log_parts` (in order): each crash on
+    its own, the root cause first.
 
     The root cause is the first crash, in log order, with a specific cause: a later
     crash is a knock-on of it, a repeat (another rank, another epoch), or a later run;
@@ -248,24 +279,17 @@ def diagnose_log(ev):
     log has it.  Later crashes with a different cause follow as further diagnoses."""
     crashes = ev.hints.get("crashes") or []
     if len(crashes) <= 1:
-        found = diagnose(ev)
+        found = found_in_parts[0]
         if found and found[0].code == "DLW206":
             ev.outcome = "crashed"  # a hang shown by stacks alone is the run's failure too
         _say_generic(ev, found)
         return found
-    per_crash = []
-    seen = {}  # the same crash printed again (every rank, every retry) is diagnosed once
+    seen = {}
     for crash in crashes:
-        key = (tuple(e.last_line() for last in crash["exceptions"] for e in last.chain()),
-               tuple(crash["lines"]))
+        key = _crash_key(crash)
         if key not in seen:
-            part = copy.copy(ev)
-            part.exceptions = crash["exceptions"]
-            part.lines = crash["lines"]
-            part.warnings = []
-            part.static = []
-            seen[key] = diagnose(part)
-        per_crash.append((crash, seen[key]))
+            seen[key] = found_in_parts[len(seen)]
+    per_crash = [(crash, seen[_crash_key(crash)]) for crash in crashes]
     specific = [(c, d) for c, d in per_crash if d and not _is_generic(d)]
     chosen = specific[0] if specific else per_crash[0]
     found = list(chosen[1])
@@ -287,9 +311,7 @@ def diagnose_log(ev):
                                      % crash["line"])
                 found.append(diag)
     # warnings and static findings, once, for the whole log
-    rest = copy.copy(ev)
-    rest.exceptions, rest.lines = [], []
-    for diag in diagnose(rest):
+    for diag in found_in_parts[-1]:
         if diag.code not in codes:
             codes.add(diag.code)
             found.append(diag)

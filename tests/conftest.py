@@ -41,5 +41,5 @@ def _guarded(run):
     return guarded
 
 
-# a run the package starts in this process (workflow.verify, ...) is held to the tiers too
+# a run the package starts in this process (pipeline.examine, ...) is held to the tiers too
 Run.run = _guarded(Run.run)

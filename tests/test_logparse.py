@@ -3,7 +3,8 @@ import io
 
 import pytest
 
-from doctor.explain import BadLog, diagnose_log, explain, iter_lines
+from doctor.explain import BadLog, explain, iter_lines
+from doctor.pipeline import diagnosed
 from doctor.logparse import MAX_KEPT, LogParser, clean, clean_parts, parse_text
 
 WORKER_TB = '''Traceback (most recent call last):
@@ -234,7 +235,7 @@ def test_utf16_log_with_bom(tmp_path):
     path.write_text(SIGNAL_CHAIN.replace("\n", "\r\n"), encoding="utf-16")
     ev = explain(str(path))
     assert ev.exceptions and ev.exceptions[0].last_line().endswith("exited unexpectedly")
-    assert diagnose_log(ev)[0].code == "DLW201"
+    assert diagnosed(ev)[0].code == "DLW201"
 
 
 def test_binary_is_refused(tmp_path):

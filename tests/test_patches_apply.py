@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from doctor import sandbox
+from doctor import pipeline, sandbox
 from doctor.diagnose import Diagnosis
+from doctor.evidence import Evidence
 from doctor.patches import workflow, write
 from fixture_markers import find
 from tiers import starts_torch
@@ -49,7 +50,7 @@ def test_interrupted_apply_leaves_the_original_intact(tmp_path):
         from doctor.patches import workflow, write
         diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
         (proposal,) = workflow.propose(None, [diag])
-        workflow.apply(proposal, force=True)
+        write.apply(proposal, force=True)
         print("replaced", flush=True)
     ''')
     shutil.copy(find("dlw102_collate.py"), tmp_path / "train.py")
@@ -75,7 +76,7 @@ def test_interrupted_apply_leaves_the_original_intact(tmp_path):
 def test_apply_without_interruption_writes_and_keeps_a_backup(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     proposal, before = _proposal(tmp_path)
-    backup = workflow.apply(proposal, force=True)
+    backup = write.apply(proposal, force=True)
     assert Path(backup).read_text() == before
     assert (tmp_path / "train.py").read_text() == proposal.after
     assert os.stat(backup).st_mode == os.stat(tmp_path / "train.py").st_mode
@@ -89,24 +90,24 @@ def test_apply_refuses_unverified_outside_and_changed(tmp_path, monkeypatch):
     inside.mkdir()
     monkeypatch.chdir(inside)
     proposal, before = _proposal(inside)
-    with pytest.raises(workflow.ApplyError, match="not verified"):
-        workflow.apply(proposal)
+    with pytest.raises(write.ApplyError, match="not verified"):
+        write.apply(proposal)
     (inside / "train.py").write_text(before + "# edited\n")
-    with pytest.raises(workflow.ApplyError, match="changed since"):
-        workflow.apply(proposal, force=True)
+    with pytest.raises(write.ApplyError, match="changed since"):
+        write.apply(proposal, force=True)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     shutil.copy(find("dlw102_collate.py"), outside / "train.py")
     proposal.path = str(outside / "train.py")
-    with pytest.raises(workflow.ApplyError, match="outside the working directory"):
-        workflow.apply(proposal, force=True)
+    with pytest.raises(write.ApplyError, match="outside the working directory"):
+        write.apply(proposal, force=True)
     assert (outside / "train.py").read_text() == before
     assert not list(outside.glob("*.orig*"))
 
 
 def test_apply_through_the_cli_writes_only_after_a_verifying_rerun(tmp_path):
     """--apply re-runs a patched copy first (so verified is true), then writes, with a
-    backup; --verify alone writing nothing is tested on workflow.verify above."""
+    backup; --verify alone writing nothing is tested on pipeline.fix_script above."""
     shutil.copy(find("dlw102_collate.py"), tmp_path / "train.py")
     before = (tmp_path / "train.py").read_text()
     run = _doctor(["--json", "--max-batches", "1", "--timeout", "120", "--apply", "train.py"],
@@ -175,8 +176,9 @@ def test_verify_copy_never_writes_through_links(tmp_path, monkeypatch):
     assert not (copy / "train.py").is_symlink()
     monkeypatch.chdir(work)
     diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
-    (proposal,) = workflow.propose(None, [diag])
-    workflow.verify(proposal, ["train.py"], max_batches=1, timeout=300)
+    ran = Evidence(target="train.py", start_method="spawn", outcome="crashed")
+    pipeline.fix_script(ran, [diag], ["train.py"],
+                        pipeline.Options(verify=True, max_batches=1, timeout=300))
     assert diag.verified is True, diag.evidence
     assert (work / "train.py").read_text() == before
     assert (elsewhere / "helper.py").read_text() == "X = 1\n"
@@ -283,12 +285,12 @@ def test_verify_of_a_runtime_cause_goes_past_the_crash(tmp_path):
 APPLY_OR_SAY_WHY = textwrap.dedent('''
     import sys
     from doctor.diagnose import Diagnosis
-    from doctor.patches import workflow
+    from doctor.patches import workflow, write
     diag = Diagnosis("DLW102", "certain", path="train.py", line=8)
     (proposal,) = workflow.propose(None, [diag])
     try:
-        workflow.apply(proposal, force=True)
-    except workflow.ApplyError as exc:
+        write.apply(proposal, force=True)
+    except write.ApplyError as exc:
         sys.exit(str(exc))
 ''')
 
@@ -299,7 +301,7 @@ def test_apply_through_a_symlink_patches_its_target_and_keeps_the_link(tmp_path,
     proposal, before = _proposal(tmp_path / "src")
     os.symlink("src/train.py", tmp_path / "train.py")
     proposal.path = str(tmp_path / "train.py")
-    backup = workflow.apply(proposal, force=True)
+    backup = write.apply(proposal, force=True)
     assert os.path.islink(tmp_path / "train.py")
     assert (tmp_path / "src" / "train.py").read_text() == proposal.after
     assert Path(backup) == tmp_path / "src" / "train.py.orig"
@@ -314,8 +316,8 @@ def test_apply_refuses_a_symlink_that_leaves_the_tree(tmp_path, monkeypatch):
     proposal, before = _proposal(elsewhere)
     os.symlink(elsewhere / "train.py", work / "train.py")
     proposal.path = str(work / "train.py")
-    with pytest.raises(workflow.ApplyError, match="^not written: .*outside the working"):
-        workflow.apply(proposal, force=True)
+    with pytest.raises(write.ApplyError, match="^not written: .*outside the working"):
+        write.apply(proposal, force=True)
     assert (elsewhere / "train.py").read_text() == before
     assert os.path.islink(work / "train.py") and not list(elsewhere.glob("*.orig*"))
 
@@ -324,8 +326,8 @@ def test_apply_refuses_a_read_only_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     proposal, before = _proposal(tmp_path)
     os.chmod(tmp_path / "train.py", 0o444)
-    with pytest.raises(workflow.ApplyError, match="^not written: .*read-only"):
-        workflow.apply(proposal, force=True)
+    with pytest.raises(write.ApplyError, match="^not written: .*read-only"):
+        write.apply(proposal, force=True)
     assert (tmp_path / "train.py").read_text() == before
     assert not list(tmp_path.glob("*.orig*"))
 
@@ -337,7 +339,7 @@ def test_apply_keeps_mode_and_owner(tmp_path, monkeypatch):
     other = 65534 if os.geteuid() == 0 else None  # nobody: a file root does not own
     if other is not None:
         os.chown(tmp_path / "train.py", other, other)
-    backup = workflow.apply(proposal, force=True)
+    backup = write.apply(proposal, force=True)
     for path in (tmp_path / "train.py", Path(backup)):
         info = os.stat(path)
         assert info.st_mode & 0o7777 == 0o640

@@ -30,9 +30,9 @@ E2E = "e2e"
 TORCH_FIXTURES = frozenset({"dataloader_doctor"})
 #: what the package runs in-process that starts torch, when a test calls it directly
 PRODUCT_STARTERS = frozenset({
-    "doctor.supervisor.Run", "doctor.patches.workflow.verify",
-    "doctor.patches.workflow.run_all", "doctor.patches.rounds.converge",
-    "doctor.patches.rounds.rerun", "doctor.notebook_run.verify", "doctor.notebook_run.fix",
+    "doctor.supervisor.Run", "doctor.pipeline.examine", "doctor.pipeline.observe",
+    "doctor.pipeline.fix_script", "doctor.pipeline.converge", "doctor.pipeline.rerun",
+    "doctor.pipeline.trial", "doctor.pipeline.fix_notebook", "doctor.pipeline.verify_notebook",
     "flake8_dlworker.pytest_plugin.DataLoaderDoctor"})
 #: the tests' folder: only its functions are followed (the package's are named above)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,7 +73,7 @@ def reaches_torch(func, seen=None):
     for name in names:
         value = scope.get(name)
         found = [value]
-        if isinstance(value, types.ModuleType):  # workflow.verify(...)
+        if isinstance(value, types.ModuleType):  # pipeline.examine(...)
             found += [getattr(value, attr, None) for attr in names]
         for value in found:
             if "%s.%s" % (getattr(value, "__module__", None),

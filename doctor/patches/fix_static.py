@@ -13,8 +13,7 @@ import sys
 from doctor import signals
 from doctor.patches import maker, write
 from doctor.patches.combine import Request, combine, combined_diff
-from doctor.patches.workflow import _create, under_cwd
-from doctor.patches.workflow import relative_path as _relative
+from doctor.patches.write import under_cwd
 from flake8_dlworker import catalog
 from flake8_dlworker.untrusted import inert_line
 
@@ -74,35 +73,12 @@ def fix_files(found, out=None):
             break
         if fixed.created or not fixed.changed:
             continue  # a created file is written with the file whose fix makes it
-        made = [_create(new_path, relative_path(new_path), text, out)
-                for new_path, text in sorted(fixed.creates.items())]
-        if not all(made):
-            print("doctor: not written: %s: a file its fix needs was not written"
-                  % relative_path(path), file=out)
-            continue
-        written += len(made)
-        if _write(path, fixed, out):
-            written += 1
+        # the same safe write as --apply: links (hard ones too), owner, mode, read-only,
+        # edits meanwhile
+        written += write.write_checked(path, fixed, relative_path, out)
     return written
-
-
-def _write(path, fixed, out):
-    """The same safe write as --apply: links (hard ones too), owner, mode, read-only,
-    edits meanwhile."""
-    try:
-        backup = write.replace_checked(path, fixed.before, fixed.after)
-    except write.NotWritten as exc:
-        print("doctor: %s" % inert_line(exc), file=out)
-        return False
-    except OSError as exc:
-        print("doctor: not written: %s: %s" % (relative_path(path), exc.strerror or exc),
-              file=out)
-        return False
-    print("doctor: fixed %s: %s (backup: %s)" % (relative_path(path), "; ".join(fixed.steps),
-                                                 relative_path(backup)), file=out)
-    return True
 
 
 def relative_path(path):
     """The path as the messages show it: relative, and inert (a file name is untrusted)."""
-    return inert_line(_relative(path))
+    return inert_line(write.relative_path(path))

@@ -38,7 +38,7 @@ class Site(NamedTuple):
 def in_project(path, cwd=None):
     """True for a file under the working directory that is not an installed package's."""
     from doctor.diagnose import is_library
-    from doctor.patches.workflow import under_cwd
+    from doctor.patches.write import under_cwd
 
     return bool(path) and path.endswith(".py") and os.path.isfile(path) \
         and under_cwd(path, cwd) and not is_library(os.path.realpath(path))
