@@ -364,3 +364,32 @@ def _collected_keywords(function, param, facts, depth):
         found.extend(item for item in keywords(call, scope, facts, depth + 1)
                      if item[0] not in named)
     return found
+
+
+# --- what a call gives back ------------------------------------------------------------
+
+def returned_values(call, scope, facts):
+    """(value, scope, facts) for each ``return`` value of the plain function a call runs:
+    defined in this module or in a module beside it (``helpers.connect(path)``), not a
+    method, a class or a generator function."""
+    from flake8_dlworker.analysis.values import functions_called
+
+    found = []
+    for function, home in functions_called(call.func, scope, facts):
+        function_scope = home.scopes.get(function)
+        if function_scope is None or _yields(function):
+            continue
+        found.extend((value, function_scope, home) for value in function_scope.returns)
+    return found
+
+
+def _yields(function):
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False

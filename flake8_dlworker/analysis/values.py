@@ -113,7 +113,7 @@ def _parsed_by(value, scope, facts, depth):
     if isinstance(func, ast.Attribute) and func.attr in _PARSE:
         return [facts]
     found = []
-    for function, home in _functions_called(func, scope, facts):
+    for function, home in functions_called(func, scope, facts):
         function_scope = home.scopes.get(function)
         if function_scope is not None:
             for returned in function_scope.returns:
@@ -121,7 +121,7 @@ def _parsed_by(value, scope, facts, depth):
     return found
 
 
-def _functions_called(func, scope, facts):
+def functions_called(func, scope, facts):
     """(FunctionDef, facts of its module) a call's function names: defined in this module
     or in a module beside it."""
     found = []

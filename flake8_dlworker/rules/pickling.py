@@ -11,6 +11,7 @@ import os
 
 from flake8_dlworker.analysis import frameworks
 from flake8_dlworker.analysis.datasets import find_method, self_attribute_values
+from flake8_dlworker.analysis.decorators import unpicklable_wrapper
 from flake8_dlworker.analysis.flow import (
     argument_for_parameter, default_for_parameter, unpacked_keywords)
 from flake8_dlworker.analysis.loaders import (
@@ -140,6 +141,9 @@ class _Tracer:
         if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             kind = "class" if isinstance(value, ast.ClassDef) else "function"
             self._definition(kind, value.name, binding, role)
+            if kind == "function" and value.decorator_list and binding.place not in (
+                    LOCAL, GUARD, MAIN_FILE, NOTEBOOK):
+                self._decorated(value, binding)
             if isinstance(value, ast.ClassDef):
                 self._class_attributes(value, depth)
         elif isinstance(value, ast.expr):
@@ -150,6 +154,16 @@ class _Tracer:
                 self._added_items(binding, role, depth)
         elif isinstance(value, ast.arg):
             self._parameter(binding, role, depth)
+
+    def _decorated(self, function, binding):
+        """``@timed def collate``: the name holds what the decorator returned."""
+        found = unpicklable_wrapper(function, binding.scope, self.facts)
+        if found is not None:
+            wrapper, decorator = found
+            text = RULES["DLW103"].message.format(
+                kind="function", name=wrapper.name, scope=decorator.name,
+                role=_role_text(self.role), method=self.method)
+            self.findings.append(Finding(self.top.lineno, self.top.col_offset, "DLW103", text))
 
     def _parameter(self, binding, role, depth):
         """A parameter: its default, and what each caller in this module gives for it,
