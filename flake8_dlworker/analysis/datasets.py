@@ -94,6 +94,9 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
     elif isinstance(expr, (ast.List, ast.Tuple)):
         for elt in expr.elts:
             _instances(elt, scope, facts, depth + 1, found, seen, project)
+    elif isinstance(expr, ast.IfExp):  # DataLoader(train_set if training else val_set)
+        for branch in (expr.body, expr.orelse):
+            _instances(branch, scope, facts, depth + 1, found, seen, project)
     else:
         for value, value_scope in self_attribute_values(expr, scope, facts):
             _instances(value, value_scope, facts, depth + 1, found, seen, project)

@@ -254,6 +254,9 @@ def is_worker_loader(expr, scope, facts, depth=0):
     ``accelerator.prepare``."""
     if depth > _MAX_DEPTH:
         return False
+    if isinstance(expr, ast.IfExp):  # enumerate(train if training else val)
+        return any(is_worker_loader(branch, scope, facts, depth + 1)
+                   for branch in (expr.body, expr.orelse))
     if isinstance(expr, ast.Call):
         if is_dataloader_call(expr, scope, facts):
             return may_have_workers(expr)

@@ -12,6 +12,7 @@ import os
 from flake8_dlworker.analysis import frameworks
 from flake8_dlworker.analysis.datasets import find_method, self_attribute_values
 from flake8_dlworker.analysis.decorators import unpicklable_wrapper
+from flake8_dlworker.analysis.values import functions_called
 from flake8_dlworker.analysis.flow import (
     argument_for_parameter, default_for_parameter, unpacked_keywords)
 from flake8_dlworker.analysis.loaders import (
@@ -238,6 +239,10 @@ class _Tracer:
                     self._class_attributes(binding.value, depth, call=call)
                 elif isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self._returns(binding.value, role, depth)  # a factory: what it returns
+                elif isinstance(binding.value, ast.Call):  # cls = dataset_class(); cls()
+                    self._made_by(binding.value, binding.scope, role, depth)
+        elif isinstance(func, ast.Call):  # dataset_class(8)(): the class a factory returns
+            self._made_by(func, scope, role, depth)
         if qualname and "." in qualname:
             self._imported_class(qualname, depth)
         if isinstance(func, ast.Attribute) and func.attr in _EAGER_METHODS:
@@ -249,6 +254,19 @@ class _Tracer:
         for kw in call.keywords:
             if kw.arg != "key":  # sorted(key=...) style: called, not stored
                 self.trace(kw.value, scope, role, depth + 1)
+
+    def _made_by(self, factory, scope, role, depth):
+        """An instance of what a factory call of this module returns: a class it
+        defines in its body, reported at the loader argument."""
+        for function, home in functions_called(factory.func, scope, self.facts):
+            fn_scope = home.scopes.get(function)
+            if home is not self.facts or fn_scope is None:
+                continue
+            for value in _returned(function):  # an instance of a class, not a call's result
+                if isinstance(value, ast.Name):
+                    for binding in self.facts.lookup(value.id, fn_scope):
+                        if isinstance(binding.value, ast.ClassDef):
+                            self._binding(binding, role, depth + 1)
 
     def _returns(self, function, role, depth):
         """What a function of this module returns travels where its call's value goes:
