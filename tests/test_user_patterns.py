@@ -293,3 +293,38 @@ def test_an_option_whose_dest_two_flags_share_is_not_guessed(tmp_path):
             DataLoader(list(range(8)), num_workers=args.workers, persistent_workers=True)
         """))
     assert flake8(script) == ""
+
+
+WEBDATASET_STAGES = textwrap.dedent("""\
+    import webdataset as wds
+    from torch.utils.data import DataLoader
+
+
+    def label(sample):
+        return sample["cls"]
+
+
+    def main(urls):
+        stages = [
+            wds.SimpleShardList(urls),
+            wds.tarfile_to_samples(),
+            wds.map({first}),
+        ]
+        listed = wds.DataPipeline(*stages)
+        direct = wds.DataPipeline(wds.SimpleShardList(urls), wds.map({second}))
+        return DataLoader(listed, num_workers=2), DataLoader(direct, num_workers=2)
+
+
+    if __name__ == "__main__":
+        main(["shard-0.tar"])
+""")
+
+
+@pytest.mark.parametrize("first, second, reported", [
+    ('lambda s: s["cls"]', 'lambda s: s["cls"]', [(13, "DLW102"), (16, "DLW102")]),
+    ("label", "label", []),
+])
+def test_webdataset_stage_lists_keep_their_functions(tmp_path, first, second, reported):
+    script = tmp_path / "train.py"
+    script.write_text(WEBDATASET_STAGES.format(first=first, second=second))
+    assert _codes(flake8(script)) == reported

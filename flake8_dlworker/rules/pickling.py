@@ -245,7 +245,8 @@ class _Tracer:
             self._made_by(func, scope, role, depth)
         if qualname and "." in qualname:
             self._imported_class(qualname, depth)
-        if isinstance(func, ast.Attribute) and func.attr in _EAGER_METHODS:
+        if isinstance(func, ast.Attribute) and func.attr in _EAGER_METHODS \
+                and not _is_stage(qualname):  # wds.map(fn): a pipeline stage keeps fn
             if not _is_datapipe(func.value, scope, facts):
                 self.trace(func.value, scope, role, depth + 1)
                 return
@@ -452,6 +453,15 @@ def _default_left(function, name, call):
     return None
 
 
+def _is_stage(qualname):
+    """``wds.map(fn)``, ``wds.select(fn)``: a pipeline stage built by a library's function,
+    which keeps the function it is given (``wds.DataPipeline(*stages)``)."""
+    return (qualname or "").startswith(_PIPELINE_LIBRARIES)
+
+
+_PIPELINE_LIBRARIES = ("torch.utils.data.datapipes", "torchdata", "webdataset.")
+
+
 def _is_datapipe(expr, scope, facts, depth=0):
     """True when ``expr`` is a torch datapipe or a webdataset pipeline
     (``wds.WebDataset(urls).decode().map(fn)``), whose ``map(fn)`` keeps ``fn``."""
@@ -459,7 +469,7 @@ def _is_datapipe(expr, scope, facts, depth=0):
         return False
     if isinstance(expr, ast.Call):
         qualname = facts.qualname(expr.func, scope) or ""
-        if qualname.startswith(("torch.utils.data.datapipes", "torchdata", "webdataset.")):
+        if qualname.startswith(_PIPELINE_LIBRARIES):
             return True
         return isinstance(expr.func, ast.Attribute) and _is_datapipe(
             expr.func.value, scope, facts, depth + 1)
