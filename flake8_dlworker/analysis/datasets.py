@@ -94,6 +94,9 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
     elif isinstance(expr, (ast.List, ast.Tuple)):
         for elt in expr.elts:
             _instances(elt, scope, facts, depth + 1, found, seen, project)
+    elif isinstance(expr, ast.IfExp):  # DataLoader(train_set if training else val_set)
+        for branch in (expr.body, expr.orelse):
+            _instances(branch, scope, facts, depth + 1, found, seen, project)
     else:
         for value, value_scope in self_attribute_values(expr, scope, facts):
             _instances(value, value_scope, facts, depth + 1, found, seen, project)
@@ -351,4 +354,65 @@ def mentions(functions, names):
                 return True
             if isinstance(node, ast.Attribute) and node.attr in names:
                 return True
+    return False
+
+
+#: calls a ``worker_init_fn`` makes when all it does is seed the process's generators
+SEEDING_CALLS = frozenset((
+    "numpy.random.seed", "numpy.random.get_state", "random.seed", "random.getstate",
+    "torch.manual_seed", "torch.initial_seed", "torch.seed", "torch.cuda.manual_seed",
+    "torch.cuda.manual_seed_all",
+))
+#: builtins such a function uses to compute a seed
+_SEED_BUILTINS = frozenset(("int", "hash", "abs", "print", "str", "len", "range", "sum",
+                            "min", "max", "pow"))
+
+
+def only_seeds(expr, scope, facts):
+    """True when a ``worker_init_fn`` (a lambda or functions of this module) only seeds
+    the process's random generators: it calls nothing else, binds only its own local
+    names and never reaches the dataset or ``get_worker_info()``."""
+    if isinstance(expr, ast.Lambda):
+        nodes = [(expr.body, scope)]
+    else:
+        codes = callables(expr, scope, facts)
+        if not codes or any(code.cls is not None for code in codes):
+            return False  # unreadable, or a callable object that may hold the dataset
+        reached = reachable(codes)
+        known = {id(code.node) for code in reached}
+        nodes = [(code.node, code.facts.scopes.get(code.node)) for code in reached]
+    for root, root_scope in nodes:
+        for node in ast.walk(root):
+            if node is not root and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                      ast.Lambda, ast.ClassDef)):
+                return False
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                return False
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if not all(isinstance(t, ast.Name) for t in targets):
+                    return False
+            if isinstance(node, ast.Name) and (node.id in _SHARDING_WORDS):
+                return False
+            if isinstance(node, ast.Attribute) and node.attr in _SHARDING_WORDS:
+                return False
+            if isinstance(node, ast.Call) and not _seeding_call(
+                    node, root_scope, facts, None if isinstance(expr, ast.Lambda) else known):
+                return False
+    return True
+
+
+#: words that show a function may configure the dataset's copy in the worker
+_SHARDING_WORDS = frozenset(("dataset", "get_worker_info", "worker_info", "environ", "setattr"))
+
+
+def _seeding_call(call, scope, facts, known):
+    func = call.func
+    if facts.qualname(func, scope) in SEEDING_CALLS:
+        return True
+    if isinstance(func, ast.Name) and scope is not None:
+        bindings = facts.lookup(func.id, scope)
+        if not bindings:
+            return func.id in _SEED_BUILTINS
+        return known is not None and all(id(b.value) in known for b in bindings)
     return False

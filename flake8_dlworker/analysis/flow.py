@@ -16,6 +16,7 @@ recursion), so the work per module stays linear in the number of calls.
 import ast
 
 from flake8_dlworker.analysis.loaders import is_dataloader_call, may_have_workers
+from flake8_dlworker.analysis.values import argparse_defaults, setting_default
 
 _MAX_DEPTH = 6
 
@@ -61,15 +62,15 @@ class Summaries:
         return self._reach
 
     def argparse_default(self, expr, scope):
-        """(flag, default) when ``expr`` is ``args.<dest>`` read from this module's
-        argparse options and the option's default is a literal."""
-        if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
-            return None
-        if not _parsed_arguments(expr.value, scope, self.facts):
-            return None
+        """(words, default) when ``expr`` reads a setting whose default the project
+        states: an argparse option, a config dataclass field (analysis/values.py)."""
+        return setting_default(expr, scope, self.facts)
+
+    def argparse_options(self):
+        """dest -> (flag, default) of this module's argparse options, read once."""
         if self._defaults is None:
-            self._defaults = _argparse_defaults(self.facts)
-        return self._defaults.get(expr.attr)
+            self._defaults = argparse_defaults(self.facts)
+        return self._defaults
 
     def calls_on(self, name, scope):
         """[(Call, scope)] for the ``name.method(...)`` calls made where ``name`` is
@@ -123,43 +124,6 @@ def _imports_beside(facts):
         return False
     scopes = [facts.module] + list(facts.scopes.values())
     return any(project.beside(target) for scope in scopes for target in scope.aliases.values())
-
-
-def _parsed_arguments(name, scope, facts):
-    """``args`` bound to ``parser.parse_args()``, or a parameter (``def main(args)``)."""
-    for binding in facts.lookup(name.id, scope):
-        value = binding.value
-        if isinstance(value, ast.arg):
-            return True
-        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                and value.func.attr == "parse_args"):
-            return True
-    return False
-
-
-def _argparse_defaults(facts):
-    """dest -> (flag, literal default) for every ``add_argument`` call of the module."""
-    found = {}
-    for call, _scope, _owner in facts.calls:
-        func = call.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "add_argument"):
-            continue
-        flags = [a.value for a in call.args
-                 if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        longs = [f for f in flags if f.startswith("--")] or flags
-        if not longs:
-            continue
-        options = {kw.arg: kw.value for kw in call.keywords if kw.arg}
-        dest = options.get("dest")
-        if isinstance(dest, ast.Constant) and isinstance(dest.value, str):
-            name = dest.value
-        else:
-            name = longs[0].lstrip("-").replace("-", "_")
-        default = options.get("default")
-        if isinstance(default, ast.Constant) and isinstance(default.value, int) \
-                and not isinstance(default.value, bool):
-            found[name] = (longs[0], default.value)
-    return found
 
 
 # --- what a call runs ------------------------------------------------------------------
@@ -290,6 +254,9 @@ def is_worker_loader(expr, scope, facts, depth=0):
     ``accelerator.prepare``."""
     if depth > _MAX_DEPTH:
         return False
+    if isinstance(expr, ast.IfExp):  # enumerate(train if training else val)
+        return any(is_worker_loader(branch, scope, facts, depth + 1)
+                   for branch in (expr.body, expr.orelse))
     if isinstance(expr, ast.Call):
         if is_dataloader_call(expr, scope, facts):
             return may_have_workers(expr)
@@ -400,3 +367,32 @@ def _collected_keywords(function, param, facts, depth):
         found.extend(item for item in keywords(call, scope, facts, depth + 1)
                      if item[0] not in named)
     return found
+
+
+# --- what a call gives back ------------------------------------------------------------
+
+def returned_values(call, scope, facts):
+    """(value, scope, facts) for each ``return`` value of the plain function a call runs:
+    defined in this module or in a module beside it (``helpers.connect(path)``), not a
+    method, a class or a generator function."""
+    from flake8_dlworker.analysis.values import functions_called
+
+    found = []
+    for function, home in functions_called(call.func, scope, facts):
+        function_scope = home.scopes.get(function)
+        if function_scope is None or _yields(function):
+            continue
+        found.extend((value, function_scope, home) for value in function_scope.returns)
+    return found
+
+
+def _yields(function):
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False

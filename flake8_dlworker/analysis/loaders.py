@@ -124,6 +124,8 @@ def has_unknown_arguments(call):
 
 
 _UNKNOWN = object()
+#: what ``literal`` answers for an expression whose value it cannot tell
+UNKNOWN = _UNKNOWN
 
 
 def literal(expr, scope, facts, depth=0):

@@ -12,6 +12,8 @@ import os
 
 from flake8_dlworker.analysis import frameworks
 from flake8_dlworker.analysis.datasets import find_method, self_attribute_values
+from flake8_dlworker.analysis.decorators import unpicklable_wrapper
+from flake8_dlworker.analysis.values import functions_called
 from flake8_dlworker.analysis.flow import (
     argument_for_parameter, default_for_parameter, unpacked_keywords)
 from flake8_dlworker.analysis.loaders import (
@@ -150,6 +152,9 @@ class _Tracer:
         if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             kind = "class" if isinstance(value, ast.ClassDef) else "function"
             self._definition(kind, value.name, binding, role)
+            if kind == "function" and value.decorator_list and binding.place not in (
+                    LOCAL, GUARD, MAIN_FILE, NOTEBOOK):
+                self._decorated(value, binding)
             if isinstance(value, ast.ClassDef):
                 self._class_attributes(value, depth)
         elif isinstance(value, ast.expr):
@@ -160,6 +165,16 @@ class _Tracer:
                 self._added_items(binding, role, depth)
         elif isinstance(value, ast.arg):
             self._parameter(binding, role, depth)
+
+    def _decorated(self, function, binding):
+        """``@timed def collate``: the name holds what the decorator returned."""
+        found = unpicklable_wrapper(function, binding.scope, self.facts)
+        if found is not None:
+            wrapper, decorator = found
+            text = RULES["DLW103"].message.format(
+                kind="function", name=wrapper.name, scope=decorator.name,
+                role=_role_text(self.role), method=self.method)
+            self.findings.append(Finding(self.top.lineno, self.top.col_offset, "DLW103", text))
 
     def _parameter(self, binding, role, depth):
         """A parameter: its default, and what each caller in this module gives for it,
@@ -234,9 +249,14 @@ class _Tracer:
                     self._class_attributes(binding.value, depth, call=call)
                 elif isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self._returns(binding.value, role, depth)  # a factory: what it returns
+                elif isinstance(binding.value, ast.Call):  # cls = dataset_class(); cls()
+                    self._made_by(binding.value, binding.scope, role, depth)
+        elif isinstance(func, ast.Call):  # dataset_class(8)(): the class a factory returns
+            self._made_by(func, scope, role, depth)
         if qualname and "." in qualname:
             self._imported_class(qualname, depth)
-        if isinstance(func, ast.Attribute) and func.attr in _EAGER_METHODS:
+        if isinstance(func, ast.Attribute) and func.attr in _EAGER_METHODS \
+                and not _is_stage(qualname):  # wds.map(fn): a pipeline stage keeps fn
             if not _is_datapipe(func.value, scope, facts):
                 self.trace(func.value, scope, role, depth + 1)
                 return
@@ -245,6 +265,19 @@ class _Tracer:
         for kw in call.keywords:
             if kw.arg != "key":  # sorted(key=...) style: called, not stored
                 self.trace(kw.value, scope, role, depth + 1)
+
+    def _made_by(self, factory, scope, role, depth):
+        """An instance of what a factory call of this module returns: a class it
+        defines in its body, reported at the loader argument."""
+        for function, home in functions_called(factory.func, scope, self.facts):
+            fn_scope = home.scopes.get(function)
+            if home is not self.facts or fn_scope is None:
+                continue
+            for value in _returned(function):  # an instance of a class, not a call's result
+                if isinstance(value, ast.Name):
+                    for binding in self.facts.lookup(value.id, fn_scope):
+                        if isinstance(binding.value, ast.ClassDef):
+                            self._binding(binding, role, depth + 1)
 
     def _returns(self, function, role, depth):
         """What a function of this module returns travels where its call's value goes:
@@ -430,6 +463,15 @@ def _default_left(function, name, call):
     return None
 
 
+def _is_stage(qualname):
+    """``wds.map(fn)``, ``wds.select(fn)``: a pipeline stage built by a library's function,
+    which keeps the function it is given (``wds.DataPipeline(*stages)``)."""
+    return (qualname or "").startswith(_PIPELINE_LIBRARIES)
+
+
+_PIPELINE_LIBRARIES = ("torch.utils.data.datapipes", "torchdata", "webdataset.")
+
+
 def _is_datapipe(expr, scope, facts, depth=0):
     """True when ``expr`` is a torch datapipe or a webdataset pipeline
     (``wds.WebDataset(urls).decode().map(fn)``), whose ``map(fn)`` keeps ``fn``."""
@@ -437,7 +479,7 @@ def _is_datapipe(expr, scope, facts, depth=0):
         return False
     if isinstance(expr, ast.Call):
         qualname = facts.qualname(expr.func, scope) or ""
-        if qualname.startswith(("torch.utils.data.datapipes", "torchdata", "webdataset.")):
+        if qualname.startswith(_PIPELINE_LIBRARIES):
             return True
         return isinstance(expr.func, ast.Attribute) and _is_datapipe(
             expr.func.value, scope, facts, depth + 1)

@@ -9,7 +9,8 @@ import ast
 import os
 
 from flake8_dlworker.analysis import datasets
-from flake8_dlworker.analysis.loaders import argument, forces_fork, value_of
+from flake8_dlworker.analysis.flow import returned_values
+from flake8_dlworker.analysis.loaders import argument, forces_fork, literal, value_of
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
@@ -66,7 +67,16 @@ HANDLES = {
     "redis.StrictRedis": ("a redis client", False),
     "boto3.client": ("a boto3 client", False),
     "boto3.resource": ("a boto3 resource", False),
+    "tqdm.tqdm": ("a tqdm progress bar", False),
+    "tqdm.trange": ("a tqdm progress bar", False),
+    "tqdm.std.tqdm": ("a tqdm progress bar", False),
+    "tqdm.auto.tqdm": ("a tqdm progress bar", False),
+    "tqdm.auto.trange": ("a tqdm progress bar", False),
+    "rich.progress.Progress": ("a rich Progress", False),
 }
+#: progress bars that keep their output file, unless made with ``disable=``
+PROGRESS_BARS = frozenset(("tqdm.tqdm", "tqdm.trange", "tqdm.std.tqdm", "tqdm.auto.tqdm",
+                           "tqdm.auto.trange"))
 #: qualified name -> how the DLW111 message names the generator
 GENERATORS = {
     "numpy.random.default_rng": "np.random.default_rng",
@@ -254,13 +264,24 @@ def handle_kind(value, scope, facts, depth=0):
         return None
     qualname = facts.qualname(func, scope)
     if qualname in HANDLES:
-        return HANDLES[qualname]
+        return None if qualname in PROGRESS_BARS and _quiet(value, scope, facts) \
+            else HANDLES[qualname]
     if isinstance(func, ast.Name):
         for binding in facts.lookup(func.id, scope):
             if (isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef))
                     and _is_generator_function(binding.value)):
                 return "a generator", False
+    for returned, returned_scope, home in returned_values(value, scope, facts):
+        found = handle_kind(returned, returned_scope, home, depth + 1)  # connect(path)
+        if found is not None:
+            return found
     return None
+
+
+def _quiet(call, scope, facts):
+    """``tqdm(..., disable=...)``: a disabled bar keeps no file and pickles."""
+    return any(kw.arg is None or (kw.arg == "disable" and literal(kw.value, scope, facts)
+                                  is not False) for kw in call.keywords)
 
 
 def _is_generator_function(function):

@@ -14,6 +14,7 @@ import re
 import libcst as cst
 
 from doctor.patches import _cst, _hoist
+from flake8_dlworker.causes.DLW103 import wraps as _wraps
 
 CODE = "DLW103"
 STATIC = True
@@ -21,6 +22,9 @@ _TEXT = re.compile(r"(function|class|method) '([\w.]+)' defined inside ([\w.]+)\
 
 
 def fix(source, finding, facts):
+    wrapped = _wraps.fix(source, finding)  # a decorator's wrapper: functools.wraps
+    if wrapped is not None:
+        return wrapped
     match = _TEXT.search(finding.text)
     if not match:
         return None

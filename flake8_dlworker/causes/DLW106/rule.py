@@ -6,7 +6,7 @@ import ast
 from flake8_dlworker.analysis import frameworks
 from flake8_dlworker.analysis.flow import unpacked_keywords
 from flake8_dlworker.analysis.loaders import (
-    argument, has_unknown_arguments, is_known, literal, literal_int, value_of)
+    UNKNOWN, argument, has_unknown_arguments, is_known, literal, literal_int, value_of)
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
@@ -33,6 +33,9 @@ def check_worker_options(loaders, facts):
                 continue
             node, value_scope = given[name]
             value = literal(value_of(node), value_scope, facts)
+            if not is_known(value):  # persistent_workers=args.persistent: its default
+                value = (facts.summaries.argparse_default(value_of(node), value_scope)
+                         or (None, UNKNOWN))[1]
             if not is_known(value):
                 continue  # persistent_workers=workers > 0, prefetch_factor=2 if nw else None
             if name == "persistent_workers" and value is not True:

@@ -43,7 +43,8 @@ def check(loaders, facts, project=None):
             continue  # one worker (or none) yields each sample once
         init_fn = argument(call, "worker_init_fn")
         if init_fn is not None and not (isinstance(value_of(init_fn), ast.Constant)
-                                        and value_of(init_fn).value is None):
+                                        and value_of(init_fn).value is None) \
+                and not datasets.only_seeds(value_of(init_fn), scope, facts):
             continue  # worker_init_fn may configure each replica
         for dataset in datasets.dataset_classes(call, scope, facts, project):
             if _unsharded(dataset, facts):

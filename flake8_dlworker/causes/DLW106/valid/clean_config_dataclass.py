@@ -1,0 +1,24 @@
+"""Clean: the config dataclass's num_workers field defaults to 0, but the script sets it to
+2 when it builds the config, so persistent_workers holds."""
+from dataclasses import dataclass
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+@dataclass
+class TrainConfig:
+    batch_size: int = 4
+    num_workers: int = 0
+
+
+def main():
+    config = TrainConfig(batch_size=8, num_workers=2)
+    loader = DataLoader(TensorDataset(torch.arange(16.0)), batch_size=config.batch_size,
+                        num_workers=config.num_workers, persistent_workers=True)
+    for (batch,) in loader:
+        print(batch.sum().item())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""Clean: --prefetch-factor has no default (None), which a loader without workers
+accepts; the worker count is the smaller of --num-workers and the CPU count."""
+import argparse
+import os
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--num-workers", type=int, default=0)
+    parser.add_argument("--prefetch-factor", type=int)
+    args = parser.parse_args()
+    loader = DataLoader(TensorDataset(torch.arange(16.0)), batch_size=4,
+                        num_workers=min(args.num_workers, os.cpu_count()),
+                        prefetch_factor=args.prefetch_factor)
+    for (batch,) in loader:
+        print(batch.sum().item())
+
+
+if __name__ == "__main__":
+    main()
