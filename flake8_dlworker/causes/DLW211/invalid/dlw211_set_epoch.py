@@ -23,5 +23,5 @@ if __name__ == "__main__":
     train_ds = Epochs()
     loader = DataLoader(train_ds, batch_size=4, num_workers=2, persistent_workers=True)
     for epoch in range(3):
-        train_ds.set_epoch(epoch)  # DLW211: 8
+        train_ds.set_epoch(epoch)  # DLW211: 9
         print("epoch %d:" % epoch, [batch.tolist() for batch in loader])
