@@ -59,7 +59,10 @@ def _loader_findings(call, scope, facts, project):
     for loop in statements:
         if not isinstance(loop, _LOOPS) or not _iterates(loop, call, names):
             continue
-        for node in _walk_body(loop):
+        inside = list(_walk_body(loop))
+        if any(node is call for node in inside):
+            continue  # a new loader, and new workers, at each turn of this loop
+        for node in inside:
             for target, attrs in _dataset_writes(node, dataset_name, names, classes, facts):
                 shown = [a for a in attrs if _read_by_workers(a, classes)]
                 if shown:
