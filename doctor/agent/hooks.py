@@ -161,7 +161,10 @@ def _patch(dl):
 
     def _reset(self, loader, first_iter=False):
         if not first_iter and getattr(self, "_dlw_sent", None) is not None:
-            _dataset_changed(self, loader)
+            try:
+                _dataset_changed(self, loader)
+            except Exception as exc:  # the check must never be why the script fails
+                emit("dataset_check_error", error="%s: %s" % (type(exc).__name__, exc))
         return reset(self, loader, first_iter)
 
     dl._MultiProcessingDataLoaderIter._reset = _reset
@@ -299,16 +302,16 @@ def _attributes(dataset):
         return {}
     found = {}
     for position, (name, value) in enumerate(attrs):
-        shown = None
-        if isinstance(value, _SCALARS):
-            text = repr(value)
-            if len(text) <= _SMALL_REPR:
+        fingerprint, shown = ("id", id(value)), None
+        if isinstance(value, _SCALARS) and not (
+                isinstance(value, (str, bytes)) and len(value) > _SMALL_REPR):
+            try:
+                text = repr(value)
+            except ValueError:  # an int too long to print
+                text = None
+            if text is not None and len(text) <= _SMALL_REPR:
                 fingerprint = ("value", text)
                 shown = None if is_secret(text) else text
-            else:
-                fingerprint = ("id", id(value))
-        else:
-            fingerprint = ("id", id(value))
         found[name] = (position, fingerprint, shown)
     return found
 
