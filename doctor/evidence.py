@@ -79,6 +79,11 @@ class Evidence:
     loaders: List[dict] = field(default_factory=list)
     #: the dataset's large Python containers: {key, path, type, length} (doctor.agent.hooks)
     containers: List[dict] = field(default_factory=list)
+    #: a persistent loader's dataset attributes that the main process changed after its
+    #: workers took their copy, seen when the next epoch began: {key, path, line (where
+    #: that epoch began), epoch, changes: [{attribute, before, after, added}]}
+    #: (doctor.agent.hooks; ``before``/``after`` only for a small value, else None)
+    dataset_changes: List[dict] = field(default_factory=list)
     static: List[dict] = field(default_factory=list)      # checker findings
     host: dict = field(default_factory=dict)
     hints: dict = field(default_factory=dict)             # log: os/python/torch seen

@@ -411,6 +411,8 @@ class Run:
             _leave_out_shutdown_crashes(ev)
         ev.containers = [dict(found, key=e.get("key")) for e in events
                          if e.get("event") == "containers" for found in e.get("found", [])]
+        ev.dataset_changes = [{k: e.get(k) for k in ("key", "path", "line", "epoch", "changes")}
+                              for e in events if e.get("event") == "dataset_changed"]
         if self.timeline is not None:
             main = next((e["pid"] for e in events if e.get("event") == "main_start"), None)
             ev.memory = self.timeline.to_json(main, *_worker_places(events))

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from doctor_run import run_doctor
-from flake8_dlworker.testing import find_unpicklable, random_generators
+from flake8_dlworker.testing import attribute_label, find_unpicklable, random_generators
 from flake8_dlworker.untrusted import is_secret
 
 HF = "hf_Zq8LmN3pR7tV1xY5wB2cD9kJ4"
@@ -89,6 +89,23 @@ def test_ordinary_names_stay_readable(monkeypatch):
     assert culprit.path == ("dataset.transform.cache['split:validation']"
                             "['train/img_0001.jpg']"), culprit.path
     assert (culprit.owner, culprit.code) == ("Holder", "DLW108")
+
+
+def test_a_dataset_change_names_no_secret_and_shows_no_secret_value():
+    """The attributes of a persistent loader's dataset that the main process changed
+    (doctor.agent.hooks, event dataset_changed) are named and shown by the same rule."""
+    from doctor.agent import hooks
+
+    data = Holder()
+    data.epoch, data.token = 0, "plain"
+    setattr(data, HF, 1)
+    sent = hooks._attributes(data)
+    data.epoch, data.token = 1, HF
+    setattr(data, HF, 2)
+    now = hooks._attributes(data)
+    assert now["epoch"][2] == "1" and sent["epoch"][1] != now["epoch"][1]
+    assert now["token"][2] is None  # the value looks like a key: compared, never shown
+    assert HF not in attribute_label(HF, now[HF][0])
 
 
 @pytest.mark.parametrize("text", [

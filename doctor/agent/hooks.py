@@ -8,6 +8,9 @@
 - the workers' pids are recorded, and a watcher thread reads each worker's exit
   status with ``waitid(WNOWAIT)`` (it leaves the zombie to torch, which reads it too);
 - batches are counted per loader, for the live status and ``--max-batches``;
+- when a loader with persistent workers starts its next epoch, the dataset's top-level
+  attributes that the main process changed since the workers took their copy are
+  named (the workers never see those changes);
 - when torch gives up on a worker (timeout, crash), the workers are asked for
   their stacks before torch ends them.
 """
@@ -141,6 +144,8 @@ def _patch(dl):
             _python_objects(loader)
             if _method_of(loader) != "fork":
                 kept = _probe(loader)
+        # what the workers are about to receive, where they keep it for every epoch
+        self._dlw_sent = _attributes(loader.dataset) if loader.persistent_workers else None
         try:
             if kept is None:
                 mp_init(self, loader)
@@ -156,6 +161,18 @@ def _patch(dl):
                      nofile_limit=_nofile())
 
     dl._MultiProcessingDataLoaderIter.__init__ = mp_iter_init
+
+    reset = dl._MultiProcessingDataLoaderIter._reset
+
+    def _reset(self, loader, first_iter=False):
+        if not first_iter and getattr(self, "_dlw_sent", None) is not None:
+            try:
+                _dataset_changed(self, loader)
+            except Exception as exc:  # the check must never be why the script fails
+                emit("dataset_check_error", error="%s: %s" % (type(exc).__name__, exc))
+        return reset(self, loader, first_iter)
+
+    dl._MultiProcessingDataLoaderIter._reset = _reset
 
     get_data = dl._MultiProcessingDataLoaderIter._get_data
 
@@ -274,6 +291,64 @@ def _python_objects(loader):
                             for i, child in enumerate(children[:8]))
     if found:
         emit("containers", key=getattr(loader, "_dlw_key", None), found=found)
+
+
+#: a value whose repr is this short is compared, and shown, by its repr
+_SMALL_REPR = 80
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+#: at most this many of the dataset's attributes are compared
+_MAX_ATTRIBUTES = 64
+
+
+def _attributes(dataset):
+    """{name: (position, fingerprint, shown)} of the dataset's own attributes: a small
+    number or string by its repr, anything else by its identity (a list changed in
+    place is not seen); ``shown`` is the repr a report may print, else None."""
+    from flake8_dlworker.untrusted import is_secret
+
+    try:
+        attrs = list(vars(dataset).items())[:_MAX_ATTRIBUTES]
+    except TypeError:
+        return {}
+    found = {}
+    for position, (name, value) in enumerate(attrs):
+        fingerprint, shown = ("id", id(value)), None
+        if isinstance(value, _SCALARS) and not (
+                isinstance(value, (str, bytes)) and len(value) > _SMALL_REPR):
+            try:
+                text = repr(value)
+            except ValueError:  # an int too long to print
+                text = None
+            if text is not None and len(text) <= _SMALL_REPR:
+                fingerprint = ("value", text)
+                shown = None if is_secret(text) else text
+        found[name] = (position, fingerprint, shown)
+    return found
+
+
+def _dataset_changed(iterator, loader):
+    """Event ``dataset_changed``: the attributes of a persistent loader's dataset that
+    differ, at the start of an epoch, from what its workers received (each named once)."""
+    from flake8_dlworker.testing import attribute_label
+
+    iterator._dlw_epochs = getattr(iterator, "_dlw_epochs", 0) + 1
+    sent = iterator._dlw_sent
+    named = iterator.__dict__.setdefault("_dlw_named", set())
+    now = _attributes(loader.dataset)
+    changes = []
+    for name, (position, fingerprint, shown) in now.items():
+        before = sent.get(name)
+        if name in named or (before is not None and before[1] == fingerprint):
+            continue
+        named.add(name)
+        changes.append({"attribute": attribute_label(name, position),
+                        "before": before[2] if before is not None else None,
+                        "after": shown, "added": before is None})
+    if not changes:
+        return
+    site = _user_site()
+    emit("dataset_changed", key=getattr(loader, "_dlw_key", None), path=site[0],
+         line=site[1], epoch=iterator._dlw_epochs, changes=changes)
 
 
 def _nofile():

@@ -1,0 +1,24 @@
+from torch.utils.data import DataLoader
+
+from example_data import Squares
+
+
+class Epochs(Squares):
+    epoch = 0
+
+    def __getitem__(self, i):
+        return 1000 * self.epoch + super().__getitem__(i)
+
+
+if __name__ == "__main__":
+    dataset = Epochs()
+    loader = DataLoader(
+        dataset,
+        batch_size=4,
+        num_workers=2,
+        persistent_workers=True,  # one keyword a line
+    )
+    for epoch in range(3):
+        dataset.epoch = epoch
+        for batch in loader:
+            print(epoch, batch)
