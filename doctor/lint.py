@@ -23,7 +23,6 @@ import sys
 from typing import List, NamedTuple, Optional
 
 from doctor.sources import NOTEBOOK, files_under
-from flake8_dlworker.prefilter import forget, may_report
 from flake8_dlworker.untrusted import inert_line
 
 #: the largest file checked; a bigger one is skipped before it is read
@@ -195,6 +194,7 @@ def _module(path, options):
     from flake8.processor import FileProcessor
 
     from flake8_dlworker.plugin import DataLoaderWorkerChecker
+    from flake8_dlworker.prefilter import may_report
 
     processor = FileProcessor(path, options)
     text = "".join(processor.lines)
@@ -297,6 +297,8 @@ def _check_one(path):
 def check_all(files, argv, options):
     """[Checked] for ``files``, in their order, on ``--jobs`` processes (flake8's
     setting: every core unless configured)."""
+    from flake8_dlworker.prefilter import forget
+
     forget()  # the folders as they are now (a fix may have added a module)
     jobs = options.jobs.n_jobs if not options.jobs.is_auto else (os.cpu_count() or 1)
     if jobs < 2 or len(files) < PARALLEL_FROM:
