@@ -162,7 +162,9 @@ some files could not be checked (each is named in a warning on stderr)."""
 
 
 def check_parser():
-    from doctor.sources import EXTRA_EXCLUDE, patterns
+    from flake8.defaults import EXCLUDE as FLAKE8_EXCLUDE
+
+    from doctor.sources import NOTEBOOK_EXCLUDE, patterns
 
     parser = _Parser(prog="python -m doctor check", epilog=CHECK_EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -189,8 +191,11 @@ def check_parser():
                         help="flake8's --isolated: ignore every configuration file")
     parser.add_argument("--exclude", type=patterns, default=None, metavar="PATTERNS",
                         help="comma-separated globs of folders and files to skip, in place "
-                             "of flake8's exclude setting (default: that setting, plus %s)"
-                             % ",".join(EXTRA_EXCLUDE))
+                             "of flake8's exclude setting, as flake8's --exclude (default: "
+                             "that setting, else flake8's %s; nothing else, so .venv, "
+                             "build... are checked as flake8 checks them; notebooks are "
+                             "never taken from %s)" % (",".join(FLAKE8_EXCLUDE),
+                                                       ",".join(NOTEBOOK_EXCLUDE)))
     parser.add_argument("--extend-exclude", type=patterns, default=(), metavar="PATTERNS",
                         help="globs to skip besides --exclude's")
     parser.add_argument("--diff", action="store_true",

@@ -17,18 +17,26 @@ no notebook. Here each file is checked on its own: any failure to read or analys
 a :class:`Problem` for that file, and the other files are still checked.
 """
 import os
+import re
 import stat
 import sys
 from typing import List, NamedTuple, Optional
 
-from doctor.sources import EXTRA_EXCLUDE, files_under
+from doctor.sources import NOTEBOOK, files_under
 from flake8_dlworker.untrusted import inert_line
 
 #: the largest file checked; a bigger one is skipped before it is read
 MAX_FILE_BYTES = 32 * 1024 * 1024
 #: below this many files one process is quicker than starting a pool
 PARALLEL_FROM = 32
+#: files handed to a worker process at a time
+CHUNK = 8
 
+#: flake8's ``# flake8: noqa`` and ``# noqa`` patterns (defaults.NOQA_FILE and
+#: NOQA_INLINE_REGEXP) both hold these words, matched as they match them (IGNORECASE): a
+#: file without the word gives flake8's answer without its search line by line
+_FLAKE8 = re.compile("flake8", re.IGNORECASE)
+_NOQA = re.compile("noqa", re.IGNORECASE)
 #: the options of the files' worker processes: (flake8 argv, parsed options)
 _STATE = {}
 
@@ -132,15 +140,14 @@ def reported(decide, path, raw):
 
 def discover(paths, options, exclude=None, extend_exclude=()):
     """(files, problems): the files flake8 would check under ``paths`` and the notebooks
-    beside them. ``exclude`` replaces flake8's exclude setting and EXTRA_EXCLUDE (None:
-    keep both)."""
+    beside them. ``exclude`` replaces flake8's exclude setting (None: keep it), as
+    flake8's ``--exclude`` does."""
     from flake8 import utils
 
-    patterns = list(options.exclude) + list(EXTRA_EXCLUDE) if exclude is None \
-        else list(exclude)
+    patterns = list(options.exclude) if exclude is None else list(exclude)
     patterns += list(options.extend_exclude) + list(extend_exclude)
     return files_under(paths, utils.normalize_paths(patterns),
-                       list(options.filename) + ["*.ipynb"])
+                       list(options.filename) + [NOTEBOOK])
 
 
 def check_file(path, options):
@@ -187,10 +194,14 @@ def _module(path, options):
     from flake8.processor import FileProcessor
 
     from flake8_dlworker.plugin import DataLoaderWorkerChecker
+    from flake8_dlworker.prefilter import may_report
 
     processor = FileProcessor(path, options)
-    if processor.should_ignore_file():  # "# flake8: noqa"
+    text = "".join(processor.lines)
+    if _FLAKE8.search(text) and processor.should_ignore_file():  # "# flake8: noqa"
         return Checked(path, [], [])
+    if not may_report(text, path) and parses(text):
+        return Checked(path, [], [])  # valid Python in which the plugin finds nothing
     try:
         tree = processor.build_ast()
     except SyntaxError as exc:
@@ -199,9 +210,53 @@ def _module(path, options):
         return _failed(path, "not valid Python: %s" % exc, None, True)
     checker = DataLoaderWorkerChecker(tree, path, processor.lines)
     found = [Raw(message.split(" ", 1)[0], line, col, message.split(" ", 1)[1],
-                 processor.noqa_line_for(line))
+                 noqa_line(processor, text, line))
              for line, col, message, _kind in checker.run()]
     return Checked(path, found, [])
+
+
+def parses(text):
+    """True when ``ast.parse(text)`` certainly succeeds, found without building the
+    tree (which costs more than half of what the whole check costs).
+
+    ``symtable`` runs the same parser and then walks the C tree without making a Python
+    object of each node: a syntax error stops both alike. ``ast.parse`` also fails on a
+    tree too deep to make objects of (RecursionError), where each node counts, and
+    ``symtable`` counts only statements and expressions (a run of at most three other
+    nodes lies between two of them, match patterns aside, which brackets bound); so
+    ``symtable`` is given a fifth of the depth ``ast.parse`` has, and a file it does not
+    take is parsed as flake8 parses it. Python 3.12 counts the depth in C, where it
+    cannot be lowered: there, and on other Pythons, this is always False."""
+    if sys.implementation.name != "cpython" or sys.version_info >= (3, 12):
+        return False
+    import symtable
+
+    limit = sys.getrecursionlimit()
+    depth = _depth()
+    try:
+        sys.setrecursionlimit(depth + max(32, (limit - depth) // 5))
+        symtable.symtable(text, "<check>", "exec")
+    except Exception:  # SyntaxError, RecursionError, ValueError (a NUL byte)...
+        return False
+    finally:
+        sys.setrecursionlimit(limit)
+    return True
+
+
+def _depth():
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def noqa_line(processor, text, line):
+    """The text flake8 searches for ``# noqa`` on ``line``. flake8 tokenizes the whole
+    file to find it (a string over several lines is one logical line); in a file where
+    no ``noqa`` is written, the line itself gives flake8's answer without that."""
+    if _NOQA.search(text):
+        return processor.noqa_line_for(line)
+    return processor.lines[line - 1] if 0 < line <= len(processor.lines) else ""
 
 
 def _notebook(path):
@@ -242,14 +297,31 @@ def _check_one(path):
 def check_all(files, argv, options):
     """[Checked] for ``files``, in their order, on ``--jobs`` processes (flake8's
     setting: every core unless configured)."""
+    from flake8_dlworker.prefilter import forget
+
+    forget()  # the folders as they are now (a fix may have added a module)
     jobs = options.jobs.n_jobs if not options.jobs.is_auto else (os.cpu_count() or 1)
     if jobs < 2 or len(files) < PARALLEL_FROM:
         return [check_file(path, options) for path in files]
     from concurrent.futures import ProcessPoolExecutor
 
+    order = sorted(range(len(files)), key=lambda i: -_size_or_zero(files[i]))
+    results = [None] * len(files)
     with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker,
                              initargs=(argv,)) as pool:
-        return list(pool.map(_check_one, files, chunksize=max(1, len(files) // (jobs * 4))))
+        # the largest files first, in small chunks: no process is left with a long
+        # file at the end while the others wait
+        for i, checked in zip(order, pool.map(_check_one, [files[i] for i in order],
+                                              chunksize=CHUNK)):
+            results[i] = checked
+    return results
+
+
+def _size_or_zero(path):
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def run(paths, argv, exclude=None, extend_exclude=()):
@@ -295,5 +367,5 @@ def keeper(options):
     def keep(path, text, finding):
         processor = FileProcessor(path, options, lines=text.splitlines(True))
         return reported(decide, path, Raw(finding.code, finding.line, finding.col,
-                                          finding.text, processor.noqa_line_for(finding.line)))
+                                          finding.text, noqa_line(processor, text, finding.line)))
     return keep

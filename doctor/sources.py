@@ -3,16 +3,22 @@
 A directory is walked as flake8 walks it (links to folders not followed): a file is
 taken when its name matches flake8's ``filename`` patterns (``*.py``) or is a notebook
 (``*.ipynb``), and a folder or file matching an exclude pattern (a glob on the name or on
-the whole path, flake8's rule) is skipped. A file named on the command line is taken
+the whole path, flake8's rule; by default flake8's own list: ``.svn``, ``CVS``,
+``.bzr``, ``.hg``, ``.git``, ``__pycache__``, ``.tox``, ``.nox``, ``.eggs``, ``*.egg``)
+is skipped. Nothing else is: a ``.venv``, ``build`` or ``node_modules`` folder is
+checked, as flake8 checks it. Notebooks, which flake8 does not read, are not taken from
+``.ipynb_checkpoints`` folders. A file named on the command line is taken
 whatever its name, unless excluded, as flake8 does. A folder that cannot be listed is a
 problem, not a silent gap.
 """
 import logging
 import os
 
-#: besides flake8's exclude setting: virtual environments, build output and Jupyter's
-#: saved copies of notebooks (``--exclude`` replaces both)
-EXTRA_EXCLUDE = (".venv", "venv", "build", "dist", ".ipynb_checkpoints")
+#: the folders whose notebooks are never searched: Jupyter's saved copies. Only the
+#: notebooks: flake8 reads the Python files there, so ``check`` does too
+NOTEBOOK_EXCLUDE = (".ipynb_checkpoints",)
+#: a notebook's name
+NOTEBOOK = "*.ipynb"
 
 _LOG = logging.getLogger(__name__)
 
@@ -22,9 +28,10 @@ def patterns(text):
     return tuple(p.strip().rstrip("/") for p in text.split(",") if p.strip())
 
 
-def files_under(paths, exclude, filename_patterns):
+def files_under(paths, exclude, filename_patterns, notebook_exclude=NOTEBOOK_EXCLUDE):
     """(files, problems): the files to check, in walk order, and a
-    :class:`doctor.lint.Problem` for each folder that could not be listed."""
+    :class:`doctor.lint.Problem` for each folder that could not be listed. A notebook
+    found in a folder below one named in ``notebook_exclude`` is not taken."""
     from flake8 import utils
 
     from doctor.lint import Problem
@@ -46,7 +53,11 @@ def files_under(paths, exclude, filename_patterns):
             continue
         for root, dirs, names in os.walk(path, onerror=unreadable):
             dirs[:] = sorted(d for d in dirs if not excluded(os.path.join(root, d)))
+            patterns = filename_patterns
+            if any(utils.fnmatch(part, notebook_exclude)
+                   for part in os.path.relpath(root, path).split(os.sep)):
+                patterns = [p for p in filename_patterns if p != NOTEBOOK]
             files += [os.path.normpath(os.path.join(root, name)) for name in sorted(names)
-                      if utils.fnmatch(os.path.join(root, name), filename_patterns)
+                      if utils.fnmatch(os.path.join(root, name), patterns)
                       and not excluded(os.path.join(root, name))]
     return files, problems

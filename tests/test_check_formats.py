@@ -6,6 +6,7 @@ in tests/sarif/LICENSE): no network is used.  Each format's findings are compare
 what real flake8 prints for the same files.
 """
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -69,7 +70,8 @@ if __name__ == "__main__":
 
 
 def _project(root):
-    """A tree with findings in three files, excluded folders, a clean and a broken file."""
+    """A tree with findings in three files (and in .venv and build, which flake8 checks),
+    folders flake8 excludes, a clean file and a text file."""
     files = {"train.py": LAMBDA, "pkg/data.py": HANDLE, "pkg/sub/accent.py": ACCENT,
              "pkg/clean.py": CLEAN, "pkg/__init__.py": "",
              ".venv/lib/site.py": LAMBDA, ".git/hooks/x.py": LAMBDA, "build/lib/train.py": LAMBDA,
@@ -78,7 +80,6 @@ def _project(root):
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    return ["pkg/data.py", "pkg/sub/accent.py", "train.py"]  # the files with findings
 
 
 def _flake8(root, files):
@@ -89,7 +90,7 @@ def _flake8(root, files):
     for line in out.splitlines():
         path, row, col, message = line.split(":", 3)
         code, text = message.strip().split(" ", 1)
-        found.append((path, int(row), int(col), code, text))
+        found.append((os.path.normpath(path), int(row), int(col), code, text))
     return sorted(found)
 
 
@@ -106,8 +107,8 @@ def _line_end(root, path, line):
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("project")
-    files = _project(root)
-    expected = _flake8(root, files)
+    _project(root)
+    expected = _flake8(root, ["."])  # flake8's walk: its exclude list, nothing more
     assert {e[3] for e in expected} == {"DLW101", "DLW102", "DLW108"}, expected
     return root, expected
 
@@ -222,15 +223,18 @@ def test_exit_zero_and_clean_files(project):
 def test_exclude_replaces_and_extend_exclude_adds(project):
     root, _expected = project
     _status, _r, out, _err, _left = doctor_command(["check", "--format", "github", "."], root)
-    assert ".venv" not in out and "build/" not in out and "__pycache__" not in out
+    files = {re.search(r"file=([^,]+)", x).group(1) for x in out.splitlines()}
+    # flake8's exclude list only: .venv and build are checked, as flake8 checks them
+    assert {".venv/lib/site.py", "build/lib/train.py"} <= files
+    assert not any(f.startswith(".git/") or "__pycache__" in f for f in files)
     _status, _r, out, _err, _left = doctor_command(
-        ["check", "--format", "github", "--extend-exclude", "sub,train.py", "."], root)
+        ["check", "--format", "github", "--extend-exclude", "sub,train.py,.venv", "."], root)
     assert {re.search(r"file=([^,]+)", x).group(1) for x in out.splitlines()} == {
         "pkg/data.py"}
     _status, _r, out, _err, _left = doctor_command(
-        ["check", "--format", "github", "--exclude", ".git,__pycache__", "."], root)
+        ["check", "--format", "github", "--exclude", "build,__pycache__", "."], root)
     files = {re.search(r"file=([^,]+)", x).group(1) for x in out.splitlines()}
-    assert {".venv/lib/site.py", "build/lib/train.py"} <= files
+    assert ".git/hooks/x.py" in files and not any(f.startswith("build/") for f in files)
 
 
 def test_broken_file_is_a_warning_and_counts_as_a_finding(tmp_path):

@@ -17,6 +17,9 @@ from doctor.patches.write import under_cwd
 from flake8_dlworker import catalog
 from flake8_dlworker.untrusted import inert_line
 
+#: a UTF-8 byte order mark, as the text read from the file starts with it
+BOM = "\ufeff"
+
 
 def file_fixes(found, out=None):
     """{path: FileFix} for the files of ``found`` (a :class:`doctor.lint.Report`) whose
@@ -30,14 +33,23 @@ def file_fixes(found, out=None):
         fixer = maker(finding["code"])
         if finding.get("cell") is None and fixer is not None and fixer.STATIC:
             by_file.setdefault(os.path.abspath(finding["path"]), set()).add(finding["code"])
-    requests, texts = [], {}
+    requests, texts, marked = [], {}, set()
     for path, codes in sorted(by_file.items()):
         text = _text(path, out)
-        if text is not None:
-            texts[path] = text
-            requests += [Request(code, path) for code in catalog.having("patch") if code in codes]
-    return combine(requests, texts, found.options.dlw_start_method,
-                   keep=lint.keeper(found.options))
+        if text is None:
+            continue
+        if text.startswith(BOM):  # Python skips it; the makers parse the text after it
+            marked.add(path)
+            text = text[len(BOM):]
+        texts[path] = text
+        requests += [Request(code, path) for code in catalog.having("patch")
+                     if code in codes]
+    fixes = combine(requests, texts, found.options.dlw_start_method,
+                    keep=lint.keeper(found.options))
+    for path in marked & set(fixes):  # the file keeps its byte order mark
+        fixes[path].before = BOM + fixes[path].before
+        fixes[path].after = BOM + fixes[path].after
+    return fixes
 
 
 def _text(path, out):

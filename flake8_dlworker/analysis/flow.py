@@ -40,11 +40,14 @@ class Summaries:
     """Per-module memo of the answers above."""
 
     __slots__ = ("facts", "_returns", "_attributes", "_callers", "_receivers", "_defaults",
-                 "_reach")
+                 "_reach", "instances")
 
     def __init__(self, facts):
         self.facts = facts
         self._returns = {}
+        #: instance_classes' answers: a name rebound from itself (``x = f(x)``) is asked
+        #: again at each depth through each of its bindings
+        self.instances = {}
         self._attributes = {}
         self._callers = None
         self._receivers = None
@@ -172,7 +175,16 @@ def _imported_target(qualname, facts, found):
 
 def instance_classes(expr, scope, facts, local=False, depth=0):
     """[(ClassDef, facts, skip_self)] that ``expr`` is an instance of: ``self`` in a
-    method, ``super()``, ``Cls(...)``, or a name bound to one of these."""
+    method, ``super()``, ``Cls(...)``, or a name bound to one of these (memoised per
+    module: the answer depends on nothing else)."""
+    memo = facts.summaries.instances
+    key = (id(expr), id(scope), local, depth)
+    if key not in memo:
+        memo[key] = _instance_classes(expr, scope, facts, local, depth)
+    return list(memo[key])
+
+
+def _instance_classes(expr, scope, facts, local, depth):
     found = []
     if depth > _MAX_DEPTH:
         return found
