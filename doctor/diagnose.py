@@ -9,6 +9,7 @@ the first that holds is the root cause; what it explains (the generic "exited
 unexpectedly", BrokenPipe, EOFError) is folded into its evidence.  Static findings
 of other codes follow as separate, lower-confidence diagnoses.
 """
+import importlib
 import re
 
 from doctor.rulekit import (  # noqa: F401 (the names the rest of the doctor reads here)
@@ -174,7 +175,7 @@ def rules():
     if not _ORDERED:
         found = [pickling]
         for code in catalog.having("diagnosis"):
-            module = catalog.part(code, "diagnosis")
+            module = importlib.import_module(catalog.module(code, "diagnosis"))
             found.extend(f for f in vars(module).values()
                          if callable(f) and hasattr(f, "order")
                          and getattr(f, "__module__", None) == module.__name__)

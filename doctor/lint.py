@@ -22,7 +22,7 @@ import stat
 import sys
 from typing import List, NamedTuple, Optional
 
-from doctor.sources import NOTEBOOK, files_under
+from doctor.sources import NOTEBOOK, Problem, files_under
 from flake8_dlworker.untrusted import inert_line
 
 #: the largest file checked; a bigger one is skipped before it is read
@@ -52,27 +52,6 @@ class Raw(NamedTuple):
     noqa_line: Optional[str]
     cell: Optional[int] = None
     cell_line: Optional[int] = None
-
-
-class Problem(NamedTuple):
-    """Why a file, or a notebook's cell, was not checked. ``syntax``: it is not valid
-    Python (flake8's E999); else it could not be read or analysed. ``line``: where, when
-    known (in a notebook: in ``cell``)."""
-    path: str
-    reason: str
-    line: Optional[int] = None
-    cell: Optional[int] = None
-    syntax: bool = False
-
-    def place(self):
-        from flake8_dlworker.notebook import cell_place
-
-        if self.cell is not None:
-            return "%s:%s" % (self.path, cell_place(self.cell, self.line or 1))
-        return self.path if self.line is None else "%s:%d" % (self.path, self.line)
-
-    def warning(self):
-        return "doctor: warning: %s: %s (skipped)" % (self.place(), self.reason)
 
 
 class Checked(NamedTuple):

@@ -13,6 +13,29 @@ problem, not a silent gap.
 """
 import logging
 import os
+from typing import NamedTuple, Optional
+
+
+class Problem(NamedTuple):
+    """Why a file, or a notebook's cell, was not checked. ``syntax``: it is not valid
+    Python (flake8's E999); else it could not be read or analysed. ``line``: where, when
+    known (in a notebook: in ``cell``)."""
+    path: str
+    reason: str
+    line: Optional[int] = None
+    cell: Optional[int] = None
+    syntax: bool = False
+
+    def place(self):
+        from flake8_dlworker.notebook import cell_place
+
+        if self.cell is not None:
+            return "%s:%s" % (self.path, cell_place(self.cell, self.line or 1))
+        return self.path if self.line is None else "%s:%d" % (self.path, self.line)
+
+    def warning(self):
+        return "doctor: warning: %s: %s (skipped)" % (self.place(), self.reason)
+
 
 #: the folders whose notebooks are never searched: Jupyter's saved copies. Only the
 #: notebooks: flake8 reads the Python files there, so ``check`` does too
@@ -30,11 +53,9 @@ def patterns(text):
 
 def files_under(paths, exclude, filename_patterns, notebook_exclude=NOTEBOOK_EXCLUDE):
     """(files, problems): the files to check, in walk order, and a
-    :class:`doctor.lint.Problem` for each folder that could not be listed. A notebook
+    :class:`Problem` for each folder that could not be listed. A notebook
     found in a folder below one named in ``notebook_exclude`` is not taken."""
     from flake8 import utils
-
-    from doctor.lint import Problem
 
     def excluded(path):
         return utils.matches_filename(path, exclude, "%(path)s excluded%(whether)s", _LOG)

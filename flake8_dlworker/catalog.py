@@ -35,7 +35,6 @@ Each cause is a folder, ``flake8_dlworker/causes/<CODE>/``:
 Importing this module must stay cheap for flake8: it reads only the front matter of
 each ``cause.md``; the sections and the examples are read on first use.
 """
-import importlib
 import os
 import re
 
@@ -162,14 +161,16 @@ class Rule:
         """True when the cause's folder holds the module ``name`` (a key of PARTS)."""
         return os.path.isfile(os.path.join(self.folder, name + ".py"))
 
-    def part(self, name):
-        """The cause's own module ``name`` (``flake8_dlworker.causes.<CODE>.patch``),
-        imported on first use, or None where the cause has none."""
+    def module(self, name):
+        """The dotted name of the cause's own module ``name``
+        (``flake8_dlworker.causes.<CODE>.patch``), or None where the cause has none. The
+        catalog imports none of them: the static rules are the plugin's to import, the
+        diagnosis rules and patches the doctor's (:func:`part`)."""
         if name not in PARTS:
             raise KeyError(name)
         if not self.has(name):
             return None
-        return importlib.import_module("%s.causes.%s.%s" % (__package__, self.code, name))
+        return "%s.causes.%s.%s" % (__package__, self.code, name)
 
     #: two to five plain sentences, used by the doctor's ``explanation``.
     explanation = property(lambda self: self.section("explanation"))
@@ -276,10 +277,11 @@ def get(code):
     return RULES[code]
 
 
-def part(code, name):
-    """``code``'s own module ``name`` (see :data:`PARTS`), or None: none, or no such code."""
+def module(code, name):
+    """The dotted name of ``code``'s own module ``name`` (see :data:`PARTS`), or None:
+    none, or no such code."""
     rule = RULES.get(code)
-    return rule.part(name) if rule is not None else None
+    return rule.module(name) if rule is not None else None
 
 
 def having(name):

@@ -5,9 +5,10 @@ from typing import NamedTuple, Optional
 
 import flake8_dlworker
 from flake8_dlworker import catalog
-from flake8_dlworker.analysis import analyze_module, frameworks
+from flake8_dlworker.analysis import analyze_module
 from flake8_dlworker.analysis.loaders import is_dataloader_call, may_have_workers
 from flake8_dlworker.analysis.project import Project, reaches_sibling_workers
+from flake8_dlworker.analysis.triggers import might_start_workers
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.notebook import is_nbqa_script
 from flake8_dlworker.rules import SHARED, Scan
@@ -16,9 +17,6 @@ START_METHODS = ("spawn", "forkserver", "fork")
 #: rules that depend on the host running flake8: off unless selected by their own code
 HOST_RULES = tuple(code for code, rule in RULES.items() if rule.default_off)
 DEFAULT_MIN_RAM_GB = 16.0
-#: a module that mentions none of these imports nothing that starts a worker
-_PREFILTER = ("DataLoader", "multiprocessing", "ProcessPoolExecutor", "utils.data",
-              "utils import data") + frameworks.PREFILTER
 
 
 class Host(NamedTuple):
@@ -72,12 +70,9 @@ def rule_modules():
     if not _RULE_MODULES:
         _RULE_MODULES.extend(importlib.import_module("flake8_dlworker.rules." + name)
                              for name in SHARED)
-        _RULE_MODULES.extend(catalog.part(code, "rule") for code in catalog.having("rule"))
+        _RULE_MODULES.extend(importlib.import_module(catalog.module(code, "rule"))
+                             for code in catalog.having("rule"))
     return _RULE_MODULES
-
-
-def might_start_workers(source):
-    return any(word in source for word in _PREFILTER)
 
 
 def _named(code, options):

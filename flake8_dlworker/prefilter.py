@@ -21,7 +21,7 @@ import os
 import re
 import unicodedata
 
-from flake8_dlworker.plugin import might_start_workers
+from flake8_dlworker.analysis.triggers import might_start_workers
 
 #: ``import a.b as c, d``: the rest of the logical line after the keyword
 _IMPORT = re.compile(r"import((?:[ \t\f]|\\[\s\S])(?:[^\n;#\\]|\\[\s\S])*)")

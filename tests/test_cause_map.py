@@ -12,6 +12,7 @@ saved logs carry its code in their names. The layout itself is checked too: what
 of a cause's modules must define, and that the lint side imports none of the runtime.
 """
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -112,11 +113,11 @@ def test_each_part_of_a_cause_follows_the_convention():
     from doctor.diagnose import rules
 
     for code in catalog.having("rule"):
-        assert callable(catalog.part(code, "rule").findings), code
+        assert callable(importlib.import_module(catalog.module(code, "rule")).findings), code
     for code in catalog.having("diagnosis"):
         assert _rules_of(Path(RULES[code].folder) / "diagnosis.py"), code
     for code in catalog.having("patch"):
-        maker = catalog.part(code, "patch")
+        maker = importlib.import_module(catalog.module(code, "patch"))
         assert isinstance(maker.STATIC, bool) and callable(maker.fix), code
     orders = [f.order for f in rules()]
     assert orders == sorted(set(orders))

@@ -9,12 +9,13 @@ that code in the file, each time on the result of the last, until the checker ha
 nothing left to say about that code; a maker that cannot fix one of them, or a result
 the checker still flags, gives no patch at all. Runtime causes (DLW2xx) are
 fixed once, at the place the run pointed to. A maker is its cause folder's ``patch.py``
-(:func:`flake8_dlworker.catalog.part`); ``STATIC`` in it says which of the two it is.
+(:func:`flake8_dlworker.catalog.module`); ``STATIC`` in it says which of the two it is.
 
 A maker may also create files: it then returns a :class:`Rewrite`, the new text of its
 file that carries the created files' texts; the diff adds them (``--- /dev/null``).
 """
 import ast
+import importlib
 import difflib
 import os
 
@@ -42,7 +43,8 @@ def created_by(text):
 
 def maker(code):
     """The maker module of ``code`` (its cause folder's ``patch.py``), or None."""
-    return catalog.part(code, "patch")
+    name = catalog.module(code, "patch")
+    return importlib.import_module(name) if name is not None else None
 
 
 def static_findings(source, path, code, start_method="spawn"):

@@ -10,6 +10,7 @@ cost stays off the per-file path of files without such loaders.
 """
 import ast
 
+from flake8_dlworker.analysis.flow import attribute_values, class_chain, enclosing_method
 from flake8_dlworker.analysis.loaders import argument, value_of
 from flake8_dlworker.analysis.names import PARTIAL
 
@@ -108,8 +109,6 @@ def self_attribute_values(expr, scope, facts):
     if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)
             and expr.value.id == "self"):
         return []
-    from flake8_dlworker.analysis.flow import attribute_values, enclosing_method
-
     method = enclosing_method(scope)
     if method is None:
         return []
@@ -125,25 +124,6 @@ def _imported_class(qualname, ctor, scope, found, project, project_facts):
     for binding in other.module.bindings.get(name, ()):
         if isinstance(binding.value, ast.ClassDef):
             found.append(DatasetClass(binding.value, ctor, scope, other, project_facts))
-
-
-def class_chain(classdef, facts):
-    """The class and its bases defined in this module, nearest first."""
-    chain, queue, seen = [], [classdef], set()
-    while queue and len(chain) < _MAX_DEPTH:
-        cls = queue.pop(0)
-        if id(cls) in seen:
-            continue
-        seen.add(id(cls))
-        chain.append(cls)
-        class_scope = facts.scopes.get(cls)
-        parent = class_scope.parent if class_scope is not None else facts.module
-        for base in cls.bases:
-            if isinstance(base, ast.Name):
-                for binding in facts.lookup(base.id, parent):
-                    if isinstance(binding.value, ast.ClassDef):
-                        queue.append(binding.value)
-    return chain
 
 
 def external_bases(classdef, facts):

@@ -229,14 +229,29 @@ def enclosing_method(scope):
     return None
 
 
-def _class_chain(classdef, facts):
-    from flake8_dlworker.analysis.datasets import class_chain
+def class_chain(classdef, facts):
+    """The class and its bases defined in this module, nearest first."""
+    chain, queue, seen = [], [classdef], set()
+    while queue and len(chain) < _MAX_DEPTH:
+        cls = queue.pop(0)
+        if id(cls) in seen:
+            continue
+        seen.add(id(cls))
+        chain.append(cls)
+        class_scope = facts.scopes.get(cls)
+        parent = class_scope.parent if class_scope is not None else facts.module
+        for base in cls.bases:
+            if isinstance(base, ast.Name):
+                for binding in facts.lookup(base.id, parent):
+                    if isinstance(binding.value, ast.ClassDef):
+                        queue.append(binding.value)
+    return chain
 
     return class_chain(classdef, facts)
 
 
 def _find_method(classdef, name, facts, skip_self=False):
-    for cls in _class_chain(classdef, facts)[1 if skip_self else 0:]:
+    for cls in class_chain(classdef, facts)[1 if skip_self else 0:]:
         class_scope = facts.scopes.get(cls)
         if class_scope is not None and name in class_scope.methods:
             return class_scope.methods[name].node
@@ -247,7 +262,7 @@ def attribute_values(classdef, attr, facts):
     """(value, method scope) for each ``self.<attr> = value`` in any method of the class
     or of its bases defined in the same module."""
     found = []
-    for cls in _class_chain(classdef, facts):
+    for cls in class_chain(classdef, facts):
         class_scope = facts.scopes.get(cls)
         if class_scope is None:
             continue
@@ -296,25 +311,6 @@ def is_worker_loader(expr, scope, facts, depth=0):
 
 
 # --- arguments -------------------------------------------------------------------------
-
-def argument_for_parameter(call, function, name, bound):
-    """The expression a call gives for ``function``'s parameter ``name`` (or None)."""
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    params = [a.arg for a in function.args.posonlyargs + function.args.args]
-    if bound:
-        params = params[1:]
-    if name not in params:
-        return None
-    position = params.index(name)
-    for i, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            return None
-        if i == position:
-            return arg
-    return None
-
 
 def default_for_parameter(function, name):
     args = function.args

@@ -10,6 +10,7 @@ import ast
 import os
 
 from flake8_dlworker.analysis.module import analyze_module, is_inverted_guard, is_main_guard
+from flake8_dlworker.analysis.triggers import might_start_workers
 
 MAX_MODULES = 8
 
@@ -69,7 +70,6 @@ class Project:
 
 
 def _mentions_workers(path):
-    from flake8_dlworker.plugin import might_start_workers
 
     try:
         with open(path, "rb") as handle:

@@ -89,8 +89,6 @@ def parser_modules(name, scope, facts, depth=0):
 def _given_by_callers(binding, facts, depth):
     """``def main(args)`` called as ``main(get_args())``: the parsers its callers here
     hand it."""
-    from flake8_dlworker.analysis.flow import argument_for_parameter
-
     function = binding.scope.node
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
@@ -322,3 +320,22 @@ def _class_attribute(classdef, attr, facts):
                     return None
                 found = literal(stmt.value, facts.module, facts)
     return found if found is not None and is_known(found) else None
+
+
+def argument_for_parameter(call, function, name, bound):
+    """The expression a call gives for ``function``'s parameter ``name`` (or None)."""
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if bound:
+        params = params[1:]
+    if name not in params:
+        return None
+    position = params.index(name)
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if i == position:
+            return arg
+    return None

@@ -13,9 +13,8 @@ import os
 from flake8_dlworker.analysis import frameworks
 from flake8_dlworker.analysis.datasets import find_method, self_attribute_values
 from flake8_dlworker.analysis.decorators import unpicklable_wrapper
-from flake8_dlworker.analysis.values import functions_called
-from flake8_dlworker.analysis.flow import (
-    argument_for_parameter, default_for_parameter, unpacked_keywords)
+from flake8_dlworker.analysis.flow import default_for_parameter, unpacked_keywords
+from flake8_dlworker.analysis.values import argument_for_parameter, functions_called
 from flake8_dlworker.analysis.loaders import (
     SENT_TO_WORKERS, forces_fork, is_dataloader_call, may_have_workers, sent_to_workers)
 from flake8_dlworker.analysis.module import GUARD, LOCAL, MAIN_FILE, NOTEBOOK
