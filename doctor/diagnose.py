@@ -178,7 +178,8 @@ def rules():
             module = importlib.import_module(catalog.module(code, "diagnosis"))
             found.extend(f for f in vars(module).values()
                          if callable(f) and hasattr(f, "order")
-                         and getattr(f, "__module__", None) == module.__name__)
+                         and (getattr(f, "__module__", None) == module.__name__
+                              or getattr(f, "code", None) == code))
         orders = [f.order for f in found]
         if len(set(orders)) != len(orders):
             raise ValueError("two diagnosis rules have the same order: %s" % sorted(orders))

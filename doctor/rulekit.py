@@ -239,6 +239,27 @@ def found_in(texts, patterns):
     return None
 
 
+def by_signature(code, order, confidence="likely", symptoms=True):
+    """The diagnosis rule of a cause that a run shows only by its own words (its record's
+    ``signatures``): ``code`` with the first line that has them, placed where the
+    exception points. ``symptoms``: read warnings and the other crashes too, not only
+    the DataLoader's lines and exceptions."""
+    signatures = RULES[code].texts("signatures")
+
+    @rule(order)
+    def diagnose(ev):
+        found = (found_in(symptom_texts(ev), signatures) if symptoms
+                 else find(ev, *signatures))
+        if not found:
+            return None
+        exc, text = found[:2]
+        return locate(Diagnosis(code, confidence, [first_line(text)[:300]]), ev, exc)
+
+    diagnose.__name__ = diagnose.__qualname__ = code.lower()
+    diagnose.code = code  # the cause's own rule, made here
+    return diagnose
+
+
 def deepest_user_frame(ev):
     """The user's innermost frame in the log: a worker's own first, then the main's."""
     for exc in ev.all_exceptions():

@@ -35,13 +35,18 @@ def _mentions(path, code):
 
 
 def _rules_of(path):
-    """The functions of a cause's ``diagnosis.py`` marked ``@rule(order=N)``, in order."""
+    """The rules of a cause's ``diagnosis.py``, in order: its functions marked
+    ``@rule(order=N)`` and the names bound to ``by_signature(CODE, order=N)``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in tree.body:
         for decorator in getattr(node, "decorator_list", ()):
             if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", "") == "rule":
                 found.append((decorator.keywords[0].value.value, node.name))
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                getattr(node.value.func, "id", "") == "by_signature":
+            order = [kw.value.value for kw in node.value.keywords if kw.arg == "order"]
+            found.append((order[0], node.targets[0].id))
     return [name for _, name in sorted(found)]
 
 

@@ -355,3 +355,20 @@ def partial_name(module):
 
 def replace(module, old, new):
     return module.deep_replace(old, new)
+
+
+def loader_keywords(tree, name, line=None, accept=lambda value: True):
+    """The ``name=`` arguments of the ``DataLoader(...)`` calls of ``tree`` (those whose
+    call spans ``line``, when given) whose value ``accept`` takes."""
+    found = []
+    for arg in tree.nodes(cst.Arg):
+        if arg.keyword is None or arg.keyword.value != name or not accept(arg.value):
+            continue
+        call = tree.parents.get(arg)
+        if not isinstance(call, cst.Call) or \
+                (dotted(call.func) or "").split(".")[-1] != "DataLoader":
+            continue
+        where = tree.pos[call]
+        if line is None or where.start.line <= line <= where.end.line:
+            found.append(arg)
+    return found

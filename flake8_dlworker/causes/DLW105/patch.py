@@ -18,19 +18,7 @@ STATIC = False  # host-dependent: the checker reports it only on a small host
 def fix(source, line, facts):
     tree = _cst.Tree(source)
     module = tree.module
-    targets = []
-    for arg in tree.nodes(cst.Arg):
-        if arg.keyword is None or arg.keyword.value != "pin_memory":
-            continue
-        if not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
-            continue
-        call = tree.parents.get(arg)
-        if not isinstance(call, cst.Call) or \
-                (_cst.dotted(call.func) or "").split(".")[-1] != "DataLoader":
-            continue
-        where = tree.pos[call]
-        if line is None or where.start.line <= line <= where.end.line:
-            targets.append(arg)
+    targets = _cst.loader_keywords(tree, 'pin_memory', line, _pinned)
     if not targets:
         return None
     torch = "torch" if _cst.has_plain_import(module, "torch") else None
@@ -40,3 +28,7 @@ def fix(source, line, facts):
     if torch is None:
         module = _cst.add_import(module, "import torch")
     return module.code
+
+
+def _pinned(value):
+    return isinstance(value, cst.Name) and value.value == "True"

@@ -17,19 +17,7 @@ STATIC = False  # host-dependent: the checker reports it only where the CPUs are
 def fix(source, line, facts):
     tree = _cst.Tree(source)
     module = tree.module
-    targets = []
-    for arg in tree.nodes(cst.Arg):
-        if arg.keyword is None or arg.keyword.value != "num_workers":
-            continue
-        if not isinstance(arg.value, cst.Integer) or int(arg.value.value, 0) <= 1:
-            continue
-        call = tree.parents.get(arg)
-        if not isinstance(call, cst.Call) or \
-                (_cst.dotted(call.func) or "").split(".")[-1] != "DataLoader":
-            continue
-        where = tree.pos[call]
-        if line is None or where.start.line <= line <= where.end.line:
-            targets.append(arg)
+    targets = _cst.loader_keywords(tree, 'num_workers', line, _literal_count)
     if not targets:
         return None
     spelled = "os" if _cst.has_plain_import(module, "os") else None
@@ -39,3 +27,7 @@ def fix(source, line, facts):
     if spelled is None:
         module = _cst.add_import(module, "import os")
     return module.code
+
+
+def _literal_count(value):
+    return isinstance(value, cst.Integer) and int(value.value, 0) > 1
