@@ -20,6 +20,7 @@ only proposed, and a re-run cut short proves nothing (:func:`doctor.patches.roun
 """
 import os
 import tempfile
+import threading
 
 from doctor import keeper, notebook_run, sandbox, signals
 from doctor.agent import OWN
@@ -59,9 +60,16 @@ def examine(target, options, path=None):
     Raises :class:`doctor.notebook_run.NotRunnable` for a notebook that cannot run."""
     path = path or target[0]
     book = notebook_run.check(path) if notebook_run.is_notebook(path) else None
-    ev = observe(target, options)
-    method = ev.start_method if options.start_method == OWN else options.start_method
-    ev.static = static_of(path, method, book)
+    if book is None and options.start_method != OWN:
+        # the checker reads the text that runs and works while it runs, off the
+        # critical path (the start method is known before the run)
+        static = Beside(static_of, path, options.start_method, None, _read(path))
+        ev = observe(target, options)
+        ev.static = static.result()
+    else:
+        ev = observe(target, options)
+        method = ev.start_method if options.start_method == OWN else options.start_method
+        ev.static = static_of(path, method, book)
     diagnoses = diagnosed(ev)
     result = Result(ev, diagnoses)
     if book is not None:
@@ -105,14 +113,46 @@ def observe(argv, options):
                show_status=options.show_status).run()
 
 
-def static_of(path, start_method, book=None):
+def static_of(path, start_method, book=None, source=None):
     """The checker's findings on ``path`` (a notebook's, read as ``book``, at the lines
-    of its script)."""
+    of its script; ``source``: the file's bytes, read already)."""
     if book is not None:
         return notebook_run.static_findings(path, book, start_method)
     from doctor.static import static_findings
 
-    return static_findings(path, start_method)
+    return static_findings(path, start_method, source=source)
+
+
+def _read(path):
+    """The bytes of ``path``; None when it cannot be read (the checker then says so)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+class Beside:
+    """``function(*args)`` in a thread of its own; :meth:`result` waits for it and
+    returns its value or raises its exception, as a plain call would."""
+
+    def __init__(self, function, *args):
+        self._value = self._error = None
+        self._thread = threading.Thread(target=self._call, args=(function, args),
+                                        daemon=True)
+        self._thread.start()
+
+    def _call(self, function, args):
+        try:
+            self._value = function(*args)
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def diagnosed(ev):

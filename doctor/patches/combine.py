@@ -13,7 +13,6 @@ import os
 from typing import List, NamedTuple, Optional
 
 from doctor.patches import created_by, maker, static_findings, unified_diff
-from doctor.patches.sites import as_finding
 
 #: at most this many findings of one code are fixed in one file
 _ROUNDS = 20
@@ -115,6 +114,8 @@ def _fix_static(code, fix_file, start_method, keep=None):
 
 
 def _fix_site(request, fix_file):
+    from doctor.patches.site_findings import as_finding  # libcst: only with a site to fix
+
     site = request.site
     line = map_line(fix_file.before, fix_file.after, site.line) if site.line else None
     finding = as_finding(site, fix_file.after, line)
