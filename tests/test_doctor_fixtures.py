@@ -62,8 +62,10 @@ def _printed(output, label):
     raise AssertionError("no %r line in the output:\n%s" % (label, output[-3000:]))
 
 
-#: ``# doctor: DLW2xx`` on the line the diagnosis must point at
-DOCTOR_MARKER = re.compile(r"#\s*doctor:\s*(DLW\d{3})")
+#: ``# doctor: DLW2xx`` on the line the diagnosis must point at, or ``# doctor: DLW108
+#: at data.py:20`` for a line of a module beside the program (where its class keeps a
+#: handle)
+DOCTOR_MARKER = re.compile(r"#\s*doctor:\s*(DLW\d{3})(?:\s+at\s+([\w./-]+\.py):(\d+))?")
 #: fixtures the doctor itself stops: a pool starts a new process for each one that dies
 #: re-running the unguarded script, for ever (doctor.supervisor.RESPAWN_LIMIT)
 STOPPED = {"dlw101_pool.py"}
@@ -81,17 +83,26 @@ DOCTOR_ONLY = {
 
 def expected(path):
     """(code, line) the doctor must report first, or None for a clean fixture."""
+    want = expected_place(path)
+    return want and want[:2]
+
+
+def expected_place(path):
+    """(code, line, file) the doctor must report first (``file``: the program's name,
+    or the module beside it that a marker names), or None for a clean fixture."""
     if path.name in DOCTOR_ONLY:
-        return DOCTOR_ONLY[path.name]
+        return DOCTOR_ONLY[path.name] + (path.name,)
     for lineno, line in enumerate(path.read_text().splitlines(), 1):
         match = DOCTOR_MARKER.search(line)
+        if match and match.group(2):
+            return match.group(1), int(match.group(3)), match.group(2)
         if match:
-            return match.group(1), lineno
+            return match.group(1), lineno, path.name
     found = sorted(expected_findings(path))
     if not found:
         return None
     line, _col, code = found[0]
-    return code, line
+    return code, line, path.name
 
 
 #: the real runs the fast tier keeps, one per way a run can go: a pickling crash, an
@@ -222,6 +233,9 @@ def check_run(path, status, report, output):
     first = report["diagnoses"][0]
     assert (first["code"], first["line"]) == (code, line), \
         (report["diagnoses"], output[-3000:])
+    name = expected_place(path)[2]
+    if name != path.name:  # a line of a module beside the program
+        assert os.path.basename(first["path"] or "") == name, report["diagnoses"]
     assert first["evidence"] and first["explanation"]
 
 
