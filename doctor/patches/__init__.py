@@ -18,8 +18,9 @@ A maker may also create files: it then returns a :class:`Rewrite`, the new text 
 file that carries the created files' texts; the diff adds them (``--- /dev/null``).
 """
 import ast
-import importlib
 import difflib
+import functools
+import importlib
 import os
 
 from flake8_dlworker import catalog
@@ -64,19 +65,24 @@ def new_problems(before, after, path, start_method="spawn"):
     """The codes the checker finds more often in ``after`` than in ``before``, sorted:
     what a patch would add. A patch is handed over only when it adds none (and
     compiles): the proof a patch has without a run; ``--verify`` re-runs it."""
+    old = _codes_found(before, path, start_method)
+    new = _codes_found(after, path, start_method)
+    return sorted(code for code in new if new[code] > old[code])
+
+
+@functools.lru_cache(maxsize=8)
+def _codes_found(text, path, start_method):
+    """How many findings of each code the checker has in ``text`` (a step's result is
+    the next step's input: each text is checked once)."""
     from collections import Counter
 
     from flake8_dlworker.plugin import findings
 
-    def counted(text):
-        try:
-            tree = ast.parse(text, path or "<patch>")
-        except (SyntaxError, ValueError):
-            return Counter()
-        return Counter(f.code for f in findings(tree, path or "<patch>", start_method))
-
-    old, new = counted(before), counted(after)
-    return sorted(code for code in new if new[code] > old[code])
+    try:
+        tree = ast.parse(text, path or "<patch>")
+    except (SyntaxError, ValueError):
+        return Counter()
+    return Counter(f.code for f in findings(tree, path or "<patch>", start_method))
 
 
 def fixed_source(code, path, source, line=None, facts=None, start_method="spawn"):
