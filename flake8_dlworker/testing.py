@@ -81,6 +81,14 @@ class Culprit(NamedTuple):
         text = "%s: %s" % (self.path, self.what)
         return "%s (%s)" % (text, self.code) if self.code else text
 
+    def kept_at(self):
+        """``kept as self.fh, assigned at data.py:12 in Reader.__init__()``: the line to
+        change, where the user's class keeps the culprit; None where it is not known."""
+        if not self.assigned_line:
+            return None
+        return "kept as self.%s, assigned at %s:%d in %s()" % (
+            self.attribute, _shown(self.assigned_file), self.assigned_line, self.assigned_in)
+
 
 class UnpicklableError(AssertionError):
     """``assert_picklable`` failed; ``culprit`` says what and where."""

@@ -358,8 +358,12 @@ def test_the_culprit_names_where_the_users_class_assigns_the_attribute(zip_archi
     MRO order, a helper method that __init__ calls; a library's object on the path
     (a thread pool's queue) is passed over for the user's object that keeps it."""
     dataset = ShardSet(zip_archive)
-    assert _assigned(find_unpicklable(dataset, "dataset")) == (
+    culprit = find_unpicklable(dataset, "dataset")
+    assert _assigned(culprit) == (
         "dataset.lock", "lock", HERE, "Guarded.__init__", "self.lock = threading.Lock()")
+    # what the pytest plugin's failure and the doctor's evidence say of it
+    assert culprit.kept_at() == "kept as self.lock, assigned at %s:%d in Guarded.__init__()" % (
+        os.path.relpath(HERE), culprit.assigned_line)
     dataset.lock = None
     assert _assigned(find_unpicklable(dataset, "dataset")) == (
         "dataset.shards.archive", "archive", HERE, "Shards._open", "self.archive = archive")
@@ -369,6 +373,7 @@ def test_the_culprit_names_where_the_users_class_assigns_the_attribute(zip_archi
         culprit = find_unpicklable(Dataset(Compose([double]), pool=pool), "dataset")
     assert culprit.path.startswith("dataset.pool.")
     assert culprit.attribute is None  # Dataset keeps it through __dict__.update(attrs)
+    assert culprit.kept_at() is None
     assert culprit.owner == "ThreadPoolExecutor"
     with ThreadPoolExecutor(1) as pool:
         dataset = ShardSet(pool)
