@@ -43,7 +43,14 @@ def pickling(ev):
             diag.evidence.append("the run then printed: %s" % first_line(found[1]))
         finding = static_finding(ev, code)
         if RULES[code].field("pickle_kind") == "handle" and culprit.get("assigned_line"):
-            return _at_assignment(diag, ev, culprit, finding)
+            if finding is None or not culprit.get("assigned_parameter"):
+                return _at_assignment(diag, ev, culprit, finding)
+            diag.evidence.append("%s is kept as self.%s from the parameter %s of %s() "
+                                 "at %s:%d: its caller made it" % (
+                                     culprit["path"], culprit["attribute"],
+                                     culprit["assigned_parameter"], culprit["assigned_in"],
+                                     relative(culprit["assigned_file"]),
+                                     culprit["assigned_line"]))
         if finding is None and culprit.get("file") and culprit.get("line"):
             diag.path, diag.line = culprit["file"], culprit["line"]
             return diag
@@ -76,7 +83,9 @@ def pickling(ev):
 def _at_assignment(diag, ev, culprit, finding):
     """A handle's diagnosis at the line that keeps it: ``self.fh = open(p)`` where the
     probe's attribute path (``dataset.reader.fh``) is assigned, with the loader that
-    hands it to its workers (and the static finding, where it names another line)."""
+    hands it to its workers (and the static finding, where it names another line). Not
+    for a handle the class only keeps from its caller (``self.db = db``) where the
+    checker names the line that made it."""
     diag.path, diag.line = culprit["assigned_file"], culprit["assigned_line"]
     diag.evidence.append("%s is kept as self.%s, assigned at %s:%d in %s()" % (
         culprit["path"], culprit["attribute"], relative(culprit["assigned_file"]),

@@ -23,6 +23,9 @@ class Assignment(NamedTuple):
     line: int               # the assignment's first line
     where: str              # the method that assigns it: "Reader.__init__"
     col: Optional[int] = None  # the assigned value's column, 0-based
+    #: the method's parameter whose value it keeps (``self.db = db``): the caller made
+    #: the object, the class only keeps it
+    parameter: Optional[str] = None
 
 
 #: parsed source files: (path, mtime_ns, size) -> ast.Module or None
@@ -58,8 +61,8 @@ def assignment(cls, name):
     found.sort(key=lambda f: f[3][2])  # a value first, None after (a stable sort)
     if not found:
         return None
-    klass, path, method, (line, col, _none) = found[0]
-    return Assignment(name, path, line, "%s.%s" % (klass.__name__, method), col)
+    klass, path, method, (line, col, _none, parameter) = found[0]
+    return Assignment(name, path, line, "%s.%s" % (klass.__name__, method), col, parameter)
 
 
 def is_users(path):
@@ -138,8 +141,11 @@ def _assigned_in(node, name, inits):
 
 
 def _self_assignment(method, self_name, name):
-    """(line, column of the value, whether the value is None) of the method's first
-    assignment of ``self.<name>`` that is not None, else of its first one."""
+    """(line, column of the value, whether the value is None, the parameter it keeps)
+    of the method's first assignment of ``self.<name>`` that is not None, else of its
+    first one."""
+    args = method.args
+    parameters = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     first = None
     for node in _walk_own(method):
         if isinstance(node, ast.Assign):
@@ -156,7 +162,10 @@ def _self_assignment(method, self_name, name):
                 if (isinstance(leaf, ast.Attribute) and leaf.attr == name
                         and isinstance(leaf.value, ast.Name) and leaf.value.id == self_name):
                     none = isinstance(value, ast.Constant) and value.value is None
-                    at = (leaf.lineno, (value if value is not None else leaf).col_offset, none)
+                    given = value.id if isinstance(value, ast.Name) and \
+                        value.id in parameters - {self_name} else None
+                    at = (leaf.lineno, (value if value is not None else leaf).col_offset,
+                          none, given)
                     if not none:
                         return at
                     first = first or at

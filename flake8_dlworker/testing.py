@@ -76,6 +76,8 @@ class Culprit(NamedTuple):
     assigned_line: Optional[int] = None
     assigned_col: Optional[int] = None
     assigned_in: Optional[str] = None
+    #: the method's parameter the assignment keeps (``self.db = db``): the caller made it
+    assigned_parameter: Optional[str] = None
 
     def __str__(self):
         text = "%s: %s" % (self.path, self.what)
@@ -545,7 +547,8 @@ class _Search:
             return found
         return found._replace(attribute=assigned.attribute, assigned_file=assigned.file,
                               assigned_line=assigned.line, assigned_col=assigned.col,
-                              assigned_in=assigned.where)
+                              assigned_in=assigned.where,
+                              assigned_parameter=assigned.parameter)
 
     def fails(self, obj):
         key = id(obj)

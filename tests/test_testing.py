@@ -164,6 +164,7 @@ def test_lambda_inside_a_compose_names_the_attribute_path():
         assigned_line=inspect.getsourcelines(Lambda)[1] + 2,
         assigned_col=len("        self.lambd = "),
         assigned_in="Lambda.__init__",
+        assigned_parameter="lambd",  # the caller made it; Lambda keeps its parameter
     )
     assert str(culprit) == "dataset.transform.transforms[2].lambd: %s (DLW102)" % culprit.what
     assert culprit.error == spawn_start_error(lambd)
