@@ -140,11 +140,11 @@ class Terminal:
                                      subsequent_indent="       ", break_long_words=False))
         out.append("  fix: " + diag.rule.fix_title)
         if diag.patch and full:
-            out.append("  patch (%s):" % patch_status(diag.verified))
+            out.append("  patch (%s):" % patch_status(diag.verified, ev.source))
             out.extend("    " + x for x in inert(diag.patch).rstrip("\n").split("\n"))
         elif diag.patch:
             out.append("  patch (%s): %s; -v shows it" % (
-                patch_status(diag.verified), diff_stat(diag.patch)))
+                patch_status(diag.verified, ev.source), diff_stat(diag.patch)))
         return out
 
     def _evidence(self, evidence):
@@ -273,15 +273,20 @@ class Summary:
 
 #: a patch that no re-run has proved yet (``verified`` null, as SPEC.md says)
 NOT_RUN = "not yet run: use --verify"
+#: the same for ``explain``, which runs nothing: the script's run under the doctor does
+NOT_RUN_LOG = "not yet run: python -m doctor --verify SCRIPT re-runs it"
 
 
-def patch_status(verified):
+def patch_status(verified, source="run"):
     """Whether a diagnosis' patch was re-run, in the report's words: ``verified`` is
     None before any re-run (the default run: the patch has only the proof it has
     without one, :func:`doctor.patches.new_problems`), True when the patched copy ran
-    through with the diagnosis gone, False when it did not."""
-    return {None: NOT_RUN, True: "verified by a re-run",
-            False: "not verified: the re-run of the patched copy still fails"}[verified]
+    through with the diagnosis gone, False when it did not; ``source``: the evidence's
+    (a log's patch is proved by a run of its script)."""
+    if verified is None:
+        return NOT_RUN_LOG if source == "log" else NOT_RUN
+    return "verified by a re-run" if verified else \
+        "not verified: the re-run of the patched copy still fails"
 
 
 def diff_stat(patch):

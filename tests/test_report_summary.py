@@ -98,6 +98,12 @@ def test_each_patch_says_whether_a_re_run_proved_it(tmp_path, monkeypatch):
     assert ("  patch (not verified: the re-run of the patched copy still fails): "
             "train.py +5 -1; -v shows it") in _render(ev, diagnoses, full=False)
     assert report.to_json(ev, diagnoses)["diagnoses"][0]["verified"] is False
+    # explain runs nothing: the script's run under the doctor proves its patch
+    diagnoses[0].verified = None
+    ev.source = "log"
+    assert "  patch (not yet run: python -m doctor --verify SCRIPT re-runs it):" in \
+        report.Terminal(colour=False).render(ev, diagnoses).splitlines()
+    ev.source = "run"
     # no patch: nothing to run, nothing said about a re-run
     diagnoses[0].patch, diagnoses[0].verified = None, None
     text = "\n".join(_render(ev, diagnoses, full=True))
