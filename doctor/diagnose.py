@@ -10,6 +10,7 @@ unexpectedly", BrokenPipe, EOFError) is folded into its evidence.  Static findin
 of other codes follow as separate, lower-confidence diagnoses.
 """
 import importlib
+import os
 import re
 
 from doctor.rulekit import (  # noqa: F401 (the names the rest of the doctor reads here)
@@ -41,6 +42,15 @@ def pickling(ev):
         if found and first_line(found[1]) != culprit["error"]:
             diag.evidence.append("the run then printed: %s" % first_line(found[1]))
         finding = static_finding(ev, code)
+        if RULES[code].field("pickle_kind") == "handle" and culprit.get("assigned_line"):
+            if finding is None or not culprit.get("assigned_parameter"):
+                return _at_assignment(diag, ev, culprit, finding)
+            diag.evidence.append("%s is kept as self.%s from the parameter %s of %s() "
+                                 "at %s:%d: its caller made it" % (
+                                     culprit["path"], culprit["attribute"],
+                                     culprit["assigned_parameter"], culprit["assigned_in"],
+                                     relative(culprit["assigned_file"]),
+                                     culprit["assigned_line"]))
         if finding is None and culprit.get("file") and culprit.get("line"):
             diag.path, diag.line = culprit["file"], culprit["line"]
             return diag
@@ -68,6 +78,27 @@ def pickling(ev):
                 diag.path = main.group(1)  # the script the child could not find it in
             return diag
     return None
+
+
+def _at_assignment(diag, ev, culprit, finding):
+    """A handle's diagnosis at the line that keeps it: ``self.fh = open(p)`` where the
+    probe's attribute path (``dataset.reader.fh``) is assigned, with the loader that
+    hands it to its workers (and the static finding, where it names another line). Not
+    for a handle the class only keeps from its caller (``self.db = db``) where the
+    checker names the line that made it."""
+    diag.path, diag.line = culprit["assigned_file"], culprit["assigned_line"]
+    diag.evidence.append("%s is kept as self.%s, assigned at %s:%d in %s()" % (
+        culprit["path"], culprit["attribute"], relative(culprit["assigned_file"]),
+        culprit["assigned_line"], culprit.get("assigned_in") or "a method"))
+    for loader in ev.loaders:
+        if loader.get("key") == culprit.get("key") and loader.get("line"):
+            diag.evidence.append("the DataLoader made at %s:%d hands it to its %s workers" % (
+                relative(loader["path"]), loader["line"], loader.get("num_workers")))
+    if finding is not None and (
+            finding["line"] != diag.line or finding.get("cell") is not None
+            or os.path.realpath(finding["path"]) != os.path.realpath(diag.path)):
+        diag.evidence.append(finding_text(finding))
+    return diag
 
 
 def _at_definition(diag, ev, text, main_script):

@@ -283,7 +283,7 @@ def trial(folder, texts, new, target, start_method, max_batches, timeout, keep=(
                 return path
             return os.path.join(folder, os.path.relpath(real, real_copy))
         for culprit in ev.probe:
-            for key in ("file", "owner_file"):
+            for key in ("file", "owner_file", "assigned_file"):
                 culprit[key] = back(culprit.get(key))
         for finding in ev.static:
             finding["path"] = back(finding["path"])

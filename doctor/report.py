@@ -140,11 +140,11 @@ class Terminal:
                                      subsequent_indent="       ", break_long_words=False))
         out.append("  fix: " + diag.rule.fix_title)
         if diag.patch and full:
-            out.append("  patch%s:" % (" (verified by a re-run)" if diag.verified else ""))
+            out.append("  patch (%s):" % patch_status(diag.verified, ev.source))
             out.extend("    " + x for x in inert(diag.patch).rstrip("\n").split("\n"))
         elif diag.patch:
-            out.append("  patch%s: %s; -v shows it" % (
-                " (verified by a re-run)" if diag.verified else "", diff_stat(diag.patch)))
+            out.append("  patch (%s): %s; -v shows it" % (
+                patch_status(diag.verified, ev.source), diff_stat(diag.patch)))
         return out
 
     def _evidence(self, evidence):
@@ -215,7 +215,7 @@ class Terminal:
             return []
         out = ["", self.style("combined fix", "bold") + " (%s)" % {
             True: "the patched copy passed", False: "the patched copy still fails",
-            None: "not re-run; --verify re-runs it"}[fix["verified"]]]
+            None: NOT_RUN}[fix["verified"]]]
         for entry in fix["rounds"]:
             out.append(inert_line("  round %d: %s, diagnosed %s%s" % (
                 entry["round"], entry["outcome"], ", ".join(entry["diagnoses"]) or "nothing",
@@ -269,6 +269,24 @@ class Summary:
             where = "%s (JSON, written by --report)" % inert_line(self.report_file)
             return where if self.full else "%s; %s" % (where, more)
         return "%s; --report FILE writes it as JSON" % ("above" if self.full else more)
+
+
+#: a patch that no re-run has proved yet (``verified`` null, as SPEC.md says)
+NOT_RUN = "not yet run: use --verify"
+#: the same for ``explain``, which runs nothing: the script's run under the doctor does
+NOT_RUN_LOG = "not yet run: python -m doctor --verify SCRIPT re-runs it"
+
+
+def patch_status(verified, source="run"):
+    """Whether a diagnosis' patch was re-run, in the report's words: ``verified`` is
+    None before any re-run (the default run: the patch has only the proof it has
+    without one, :func:`doctor.patches.new_problems`), True when the patched copy ran
+    through with the diagnosis gone, False when it did not; ``source``: the evidence's
+    (a log's patch is proved by a run of its script)."""
+    if verified is None:
+        return NOT_RUN_LOG if source == "log" else NOT_RUN
+    return "verified by a re-run" if verified else \
+        "not verified: the re-run of the patched copy still fails"
 
 
 def diff_stat(patch):

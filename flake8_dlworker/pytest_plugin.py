@@ -175,7 +175,8 @@ class _Check:
         for name, obj in loader_payload(self.loader):
             culprit = measure(obj, name, kept=kept)[0]
             if culprit is not None:
-                raise _Problem(culprit.code, str(culprit), culprit.error)
+                raise _Problem(culprit.code, str(culprit), culprit.error,
+                               [line for line in [culprit.kept_at()] if line])
         return kept
 
     def _message(self, problem):

@@ -40,6 +40,7 @@ import sys
 import types
 from typing import NamedTuple, Optional
 
+from flake8_dlworker.assignments import assignment_on_path
 from flake8_dlworker.untrusted import is_secret
 
 __all__ = ["Culprit", "UnpicklableError", "find_unpicklable", "assert_picklable",
@@ -67,10 +68,28 @@ class Culprit(NamedTuple):
     owner_line: Optional[int] = None
     #: for a lambda, a column inside it on ``line`` (its body's first), 0-based
     col: Optional[int] = None
+    #: where the attribute that keeps the culprit is assigned in the user's class
+    #: (``self.fh = open(p)`` for ``dataset.reader.fh``; ``flake8_dlworker.assignments``):
+    #: the attribute, the file, the line, the value's column (0-based) and the method
+    attribute: Optional[str] = None
+    assigned_file: Optional[str] = None
+    assigned_line: Optional[int] = None
+    assigned_col: Optional[int] = None
+    assigned_in: Optional[str] = None
+    #: the method's parameter the assignment keeps (``self.db = db``): the caller made it
+    assigned_parameter: Optional[str] = None
 
     def __str__(self):
         text = "%s: %s" % (self.path, self.what)
         return "%s (%s)" % (text, self.code) if self.code else text
+
+    def kept_at(self):
+        """``kept as self.fh, assigned at data.py:12 in Reader.__init__()``: the line to
+        change, where the user's class keeps the culprit; None where it is not known."""
+        if not self.assigned_line:
+            return None
+        return "kept as self.%s, assigned at %s:%d in %s()" % (
+            self.attribute, _shown(self.assigned_file), self.assigned_line, self.assigned_in)
 
 
 class UnpicklableError(AssertionError):
@@ -506,17 +525,30 @@ class _Search:
         self.failures = {}  # id -> exception or None
         self.keep = []      # everything looked at stays alive: ids stay unique
         self.onpath = set()
-        self.owners = []    # the objects with attributes on the path, innermost last
+        #: (object, attribute name) for each object with an attribute on the path,
+        #: innermost last
+        self.owners = []
 
     def culprit(self, obj, path, failure, cls=None):
         found = _culprit(obj, path, failure, self.pickling, cls)
         if cls is None and getattr(obj, "__name__", None) == "<lambda>":
             found = found._replace(col=_body_column(getattr(obj, "__code__", None)))
-        owner = self.owners[-1] if self.owners and cls is None else None
+        owner = self.owners[-1][0] if self.owners and cls is None else None
         if owner is None:
             return found
         file, line = _class_location(type(owner), self.pickling)
-        return found._replace(owner=type(owner).__qualname__, owner_file=file, owner_line=line)
+        found = found._replace(owner=type(owner).__qualname__, owner_file=file,
+                               owner_line=line)
+        try:
+            assigned = assignment_on_path(self.owners)
+        except Exception:  # an odd class's source must not hide the path to the culprit
+            assigned = None
+        if assigned is None:
+            return found
+        return found._replace(attribute=assigned.attribute, assigned_file=assigned.file,
+                              assigned_line=assigned.line, assigned_col=assigned.col,
+                              assigned_in=assigned.where,
+                              assigned_parameter=assigned.parameter)
 
     def fails(self, obj):
         key = id(obj)
@@ -570,7 +602,7 @@ class _Search:
                     continue
                 holder = kind == "attr" and not isinstance(obj, functools.partial)
                 if holder:
-                    self.owners.append(obj)
+                    self.owners.append((obj, label[1:]))
                 try:
                     found = self.search(part, path + label, part_failure, depth + 1)
                 finally:

@@ -62,8 +62,10 @@ def _printed(output, label):
     raise AssertionError("no %r line in the output:\n%s" % (label, output[-3000:]))
 
 
-#: ``# doctor: DLW2xx`` on the line the diagnosis must point at
-DOCTOR_MARKER = re.compile(r"#\s*doctor:\s*(DLW\d{3})")
+#: ``# doctor: DLW2xx`` on the line the diagnosis must point at, or ``# doctor: DLW108
+#: at data.py:20`` for a line of a module beside the program (where its class keeps a
+#: handle)
+DOCTOR_MARKER = re.compile(r"#\s*doctor:\s*(DLW\d{3})(?:\s+at\s+([\w./-]+\.py):(\d+))?")
 #: fixtures the doctor itself stops: a pool starts a new process for each one that dies
 #: re-running the unguarded script, for ever (doctor.supervisor.RESPAWN_LIMIT)
 STOPPED = {"dlw101_pool.py"}
@@ -81,17 +83,26 @@ DOCTOR_ONLY = {
 
 def expected(path):
     """(code, line) the doctor must report first, or None for a clean fixture."""
+    want = expected_place(path)
+    return want and want[:2]
+
+
+def expected_place(path):
+    """(code, line, file) the doctor must report first (``file``: the program's name,
+    or the module beside it that a marker names), or None for a clean fixture."""
     if path.name in DOCTOR_ONLY:
-        return DOCTOR_ONLY[path.name]
+        return DOCTOR_ONLY[path.name] + (path.name,)
     for lineno, line in enumerate(path.read_text().splitlines(), 1):
         match = DOCTOR_MARKER.search(line)
+        if match and match.group(2):
+            return match.group(1), int(match.group(3)), match.group(2)
         if match:
-            return match.group(1), lineno
+            return match.group(1), lineno, path.name
     found = sorted(expected_findings(path))
     if not found:
         return None
     line, _col, code = found[0]
-    return code, line
+    return code, line, path.name
 
 
 #: the real runs the fast tier keeps, one per way a run can go: a pickling crash, an
@@ -222,6 +233,9 @@ def check_run(path, status, report, output):
     first = report["diagnoses"][0]
     assert (first["code"], first["line"]) == (code, line), \
         (report["diagnoses"], output[-3000:])
+    name = expected_place(path)[2]
+    if name != path.name:  # a line of a module beside the program
+        assert os.path.basename(first["path"] or "") == name, report["diagnoses"]
     assert first["evidence"] and first["explanation"]
 
 
@@ -229,3 +243,53 @@ def test_every_rule_has_a_fixture_the_doctor_runs():
     codes = {want[0] for path in run_files()
              for want in [expected(path)] if want}
     assert codes >= {"DLW%d" % n for n in list(range(101, 112)) + list(range(201, 207)) + [209]}
+
+
+#: runs whose diagnosis has a patch maker, and whether the default run hands over its
+#: patch: a zip archive opened and read in a module's __init__, a tqdm bar kept on the
+#: dataset, an argparse default of 0 workers, a decorator without functools.wraps; and a
+#: handle opened by a reader's helper method, for which no patch is made
+#: (the file patched, a line the patch adds), or None
+PATCH_STATUS = {
+    "dlw108_dataset_module.py": ("zip_shards.py", "+        self.archive = zipfile.ZipFile("
+                                                  "self.data)\n"),
+    "dlw108_tqdm_progress.py": ("dlw108_tqdm_progress.py", "+    def __getstate__(self):\n"),
+    "dlw106_argparse_default.py": ("dlw106_argparse_default.py", "persistent_workers="
+                                                                 "args.workers > 0)"),
+    "dlw103_decorated_collate.py": ("dlw103_decorated_collate.py",
+                                    "+    @functools.wraps(fn)\n"),
+    "dlw108_zip_reader.py": None}
+
+
+@pytest.mark.parametrize("name", sorted(PATCH_STATUS))
+def test_the_default_run_says_its_patch_was_not_yet_run(name):
+    """The recorded run, its diagnoses given their patches as the default run (no
+    --verify) gives them: each patch made says, in the JSON (``verified`` null) and in
+    the text, that no re-run proved it yet; the patch fixes the file the diagnosis
+    names. A diagnosis without a patch says nothing of a re-run, and gives the fix in
+    words."""
+    from doctor.patches.workflow import propose
+    from doctor.report import Terminal
+
+    ((target, cwd, path),) = [c for c in recordings.cases() if c[2].name == name]
+    recorded = recordings.load(path)
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        ev = evidence.from_json(recorded["evidence"])
+        ev.static = static_findings(target[0], ev.start_method)
+        diagnoses = diagnose(ev)
+        propose(ev, diagnoses, ev.start_method)
+        found = report_of(ev, diagnoses)["diagnoses"][0]
+        text = Terminal(colour=False).render(ev, diagnoses)
+    finally:
+        os.chdir(here)
+    assert found["code"] == expected(path)[0] and found["verified"] is None
+    if PATCH_STATUS[name] is None:
+        assert found["patch"] is None, found["patch"]
+        assert "not yet run" not in text
+        return
+    patched, added = PATCH_STATUS[name]
+    assert found["patch"] and "+++ b/%s\n" % patched in found["patch"], found
+    assert added in found["patch"], found["patch"]
+    assert "  patch (not yet run: use --verify):\n" in text, text

@@ -20,7 +20,7 @@ import libcst as cst
 import pytest
 
 from doctor.patches._cst import Tree
-from doctor.patches import fixed_source, make_patch, maker, unified_diff
+from doctor.patches import fixed_source, make_patch, maker, new_problems, unified_diff
 from flake8_dlworker import catalog
 from flake8_dlworker.catalog import RULES
 from fixture_markers import FIXTURES, expected_findings, find, fixture_files, modules_beside
@@ -42,6 +42,12 @@ FIXABLE = sorted(
         "dlw101_sibling_factory.py",
         # the same for an option's default and a handle that a module beside it gives
         "dlw106_args_from_module.py", "dlw108_helper_module.py",
+        # a handle kept by a dataset class of a module beside it: patched there, from
+        # the run's evidence (the assignment the probe names)
+        "dlw108_dataset_module.py",
+        # only the run sees its handle, on a reader object the dataset keeps, opened
+        # by a helper method: the fix stays in words
+        "dlw108_zip_reader.py",
         # only the run sees its lambda: it is patched from the run's
         # evidence (tests/test_patches_rounds.py), not from a static finding
         "dlw102_transform_table.py",
@@ -73,6 +79,33 @@ def test_maker_case_gets_the_expected_fix(code, path):
         path.with_name(path.stem + ".fix.diff").read_text(encoding="utf-8")
     # idempotent: the fixed code gets no second patch
     assert fixed_source(code, name, after, None, facts) is None
+
+
+_GUARDED = ("from torch.utils.data import DataLoader\n\n\ndef collate(batch):\n"
+            "    return batch\n\n\nif __name__ == \"__main__\":\n"
+            "    for batch in DataLoader(range(8), num_workers=2, collate_fn=collate):\n"
+            "        print(batch)\n")
+
+
+def test_a_step_that_adds_a_problem_the_checker_sees_is_not_made():
+    """The proof a patch has without a run: it compiles and the checker finds nothing
+    in the patched file that it did not find before; a step that breaks that is not
+    made (the report hands over no patch rather than a broken one)."""
+    from doctor.patches.combine import _step
+
+    broken = _GUARDED.replace("collate_fn=collate", "collate_fn=lambda b: b")
+    assert new_problems(_GUARDED, broken, "train.py") == ["DLW102"]
+    assert new_problems(broken, _GUARDED, "train.py") == []
+
+    def lambda_step(text, *args):
+        return broken
+
+    def rename_step(text, *args):
+        return text.replace("collate", "gather")
+
+    assert _step(lambda_step, _GUARDED, "train.py", "spawn") is None
+    assert _step(rename_step, _GUARDED, "train.py", "spawn") == \
+        _GUARDED.replace("collate", "gather")
 
 
 def test_every_maker_has_cases():

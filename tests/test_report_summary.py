@@ -45,7 +45,8 @@ def test_on_a_terminal_the_report_is_short_and_ends_with_the_summary(tmp_path, m
         "  full report: -v shows every line of evidence, the diff and the memory chart; "
         "--report FILE writes it as JSON"]
     text = "\n".join(lines)
-    assert "+def _collate(b):" not in text and "  patch: train.py +5 -1; -v shows it" in text
+    assert "+def _collate(b):" not in text
+    assert "  patch (not yet run: use --verify): train.py +5 -1; -v shows it" in text
     assert "(and 2 more with -v)" in text and "Can't pickle local object" not in text
     assert "memory: 2 processes over 4.0 s, highest peak 205 MiB (main (pid 41)); " \
            "-v draws the chart" in text and "memory (RSS" not in text
@@ -78,3 +79,32 @@ def test_diff_stat_counts_per_file():
     assert report.diff_stat(PATCH) == "train.py +5 -1"
     assert report.diff_stat(PATCH + PATCH.replace("train.py", "data.py")) == \
         "train.py +5 -1, data.py +5 -1"
+
+
+def test_each_patch_says_whether_a_re_run_proved_it(tmp_path, monkeypatch):
+    """The default run re-runs nothing: its patch says so, in both lengths, and its JSON
+    ``verified`` is null (SPEC.md); --verify sets it true or false, and the text says
+    which."""
+    ev, diagnoses = _run(tmp_path, monkeypatch)
+    short = _render(ev, diagnoses, full=False)
+    full = _render(ev, diagnoses, full=True)
+    assert "  patch (not yet run: use --verify): train.py +5 -1; -v shows it" in short
+    assert "  patch (not yet run: use --verify):" in full
+    assert report.to_json(ev, diagnoses)["diagnoses"][0]["verified"] is None
+    diagnoses[0].verified = True
+    assert "  patch (verified by a re-run):" in _render(ev, diagnoses, full=True)
+    assert report.to_json(ev, diagnoses)["diagnoses"][0]["verified"] is True
+    diagnoses[0].verified = False
+    assert ("  patch (not verified: the re-run of the patched copy still fails): "
+            "train.py +5 -1; -v shows it") in _render(ev, diagnoses, full=False)
+    assert report.to_json(ev, diagnoses)["diagnoses"][0]["verified"] is False
+    # explain runs nothing: the script's run under the doctor proves its patch
+    diagnoses[0].verified = None
+    ev.source = "log"
+    assert "  patch (not yet run: python -m doctor --verify SCRIPT re-runs it):" in \
+        report.Terminal(colour=False).render(ev, diagnoses).splitlines()
+    ev.source = "run"
+    # no patch: nothing to run, nothing said about a re-run
+    diagnoses[0].patch, diagnoses[0].verified = None, None
+    text = "\n".join(_render(ev, diagnoses, full=True))
+    assert "not yet run" not in text and "(no patch is made for it)" in text

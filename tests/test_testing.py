@@ -158,6 +158,13 @@ def test_lambda_inside_a_compose_names_the_attribute_path():
         owner_file=HERE,
         owner_line=inspect.getsourcelines(Lambda)[1],
         col=source_line.index("x + 1"),
+        # where Lambda keeps it: self.lambd = lambd in its __init__
+        attribute="lambd",
+        assigned_file=HERE,
+        assigned_line=inspect.getsourcelines(Lambda)[1] + 2,
+        assigned_col=len("        self.lambd = "),
+        assigned_in="Lambda.__init__",
+        assigned_parameter="lambd",  # the caller made it; Lambda keeps its parameter
     )
     assert str(culprit) == "dataset.transform.transforms[2].lambd: %s (DLW102)" % culprit.what
     assert culprit.error == spawn_start_error(lambd)
@@ -317,6 +324,64 @@ def test_handle_names_say_what_it_is(text_file, monkeypatch):
     assert gen.what == "generator object from 'read_lines' defined at %s:%d" % (
         os.path.relpath(HERE), line_of(read_lines))
     assert find_unpicklable(json).what == "module object 'json'"
+
+
+class Shards:
+    def __init__(self, archive):
+        self._open(archive)
+
+    def _open(self, archive):
+        self.archive = archive
+
+
+class Guarded:
+    def __init__(self):
+        self.lock = threading.Lock()
+
+
+class ShardSet(Guarded, torch.utils.data.Dataset):
+    def __init__(self, archive):
+        super().__init__()
+        self.shards = Shards(archive)
+
+    def unlock(self):
+        self.lock = None
+
+
+def _assigned(culprit):
+    return (culprit.path, culprit.attribute, culprit.assigned_file, culprit.assigned_in,
+            open(culprit.assigned_file).read().splitlines()[culprit.assigned_line - 1].strip())
+
+
+def test_the_culprit_names_where_the_users_class_assigns_the_attribute(zip_archive):
+    """The attribute that keeps the culprit, found in the class of the innermost object
+    on the path that the user wrote: __init__ before the other methods, base classes in
+    MRO order, a helper method that __init__ calls; a library's object on the path
+    (a thread pool's queue) is passed over for the user's object that keeps it."""
+    dataset = ShardSet(zip_archive)
+    culprit = find_unpicklable(dataset, "dataset")
+    assert _assigned(culprit) == (
+        "dataset.lock", "lock", HERE, "Guarded.__init__", "self.lock = threading.Lock()")
+    # what the pytest plugin's failure and the doctor's evidence say of it
+    assert culprit.kept_at() == "kept as self.lock, assigned at %s:%d in Guarded.__init__()" % (
+        os.path.relpath(HERE), culprit.assigned_line)
+    dataset.lock = None
+    assert _assigned(find_unpicklable(dataset, "dataset")) == (
+        "dataset.shards.archive", "archive", HERE, "Shards._open", "self.archive = archive")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        culprit = find_unpicklable(Dataset(Compose([double]), pool=pool), "dataset")
+    assert culprit.path.startswith("dataset.pool.")
+    assert culprit.attribute is None  # Dataset keeps it through __dict__.update(attrs)
+    assert culprit.kept_at() is None
+    assert culprit.owner == "ThreadPoolExecutor"
+    with ThreadPoolExecutor(1) as pool:
+        dataset = ShardSet(pool)
+        dataset.unlock()
+        culprit = find_unpicklable(dataset, "dataset")
+    assert culprit.path.startswith("dataset.shards.archive.")
+    assert _assigned(culprit)[1:4] == ("archive", HERE, "Shards._open")
 
 
 def test_lock_deep_inside_an_event_and_nested_containers():

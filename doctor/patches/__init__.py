@@ -2,7 +2,10 @@
 
 ``make_patch(code, path, source, line, facts)`` returns a unified diff against the
 file (``--- a/PATH`` / ``+++ b/PATH``) or None where no safe patch exists; the
-catalog's "Fix safety" section then gives the fix in words.
+catalog's "Fix safety" section then gives the fix in words. A patch is only made when
+it compiles and the checker finds nothing in the patched file that it did not find
+before (:func:`new_problems`): the proof it has without a run, which the report states
+(``verified`` stays null, "not yet run: use --verify") until ``--verify`` re-runs it.
 
 For a cause the static checker sees (DLW1xx) the maker is run once per finding of
 that code in the file, each time on the result of the last, until the checker has
@@ -15,8 +18,9 @@ A maker may also create files: it then returns a :class:`Rewrite`, the new text 
 file that carries the created files' texts; the diff adds them (``--- /dev/null``).
 """
 import ast
-import importlib
 import difflib
+import functools
+import importlib
 import os
 
 from flake8_dlworker import catalog
@@ -57,6 +61,30 @@ def static_findings(source, path, code, start_method="spawn"):
     return [f for f in findings(tree, path or "<patch>", start_method) if f.code == code]
 
 
+def new_problems(before, after, path, start_method="spawn"):
+    """The codes the checker finds more often in ``after`` than in ``before``, sorted:
+    what a patch would add. A patch is handed over only when it adds none (and
+    compiles): the proof a patch has without a run; ``--verify`` re-runs it."""
+    old = _codes_found(before, path, start_method)
+    new = _codes_found(after, path, start_method)
+    return sorted(code for code in new if new[code] > old[code])
+
+
+@functools.lru_cache(maxsize=8)
+def _codes_found(text, path, start_method):
+    """How many findings of each code the checker has in ``text`` (a step's result is
+    the next step's input: each text is checked once)."""
+    from collections import Counter
+
+    from flake8_dlworker.plugin import findings
+
+    try:
+        tree = ast.parse(text, path or "<patch>")
+    except (SyntaxError, ValueError):
+        return Counter()
+    return Counter(f.code for f in findings(tree, path or "<patch>", start_method))
+
+
 def fixed_source(code, path, source, line=None, facts=None, start_method="spawn"):
     """The whole fixed source, or None where no safe patch exists."""
     fixer = maker(code)
@@ -89,6 +117,8 @@ def fixed_source(code, path, source, line=None, facts=None, start_method="spawn"
     try:
         compile(new, path or "<patch>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
+        return None
+    if new_problems(source, new, path, start_method):
         return None
     return Rewrite(new, created) if created else new
 

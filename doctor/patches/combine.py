@@ -5,14 +5,14 @@ so their edits never conflict: a lambda lifted out of a function that the unguar
 maker then moves under the guard is lifted first and moved with the rest. The sites the run
 named are fixed first (their lines followed through the edits before them), then every
 finding the static checker still has for the codes asked, then the runtime causes.
-Each step is kept only when the file still compiles; a step that cannot be made is
-skipped, the others stay.
+Each step is kept only when the file still compiles and the checker finds nothing in it
+that it did not find before; a step that cannot be made is skipped, the others stay.
 """
 import difflib
 import os
 from typing import List, NamedTuple, Optional
 
-from doctor.patches import created_by, maker, static_findings, unified_diff
+from doctor.patches import created_by, maker, new_problems, static_findings, unified_diff
 
 #: at most this many findings of one code are fixed in one file
 _ROUNDS = 20
@@ -75,7 +75,9 @@ def _compiles(text, path):
     return True
 
 
-def _step(fix, text, path, *args):
+def _step(fix, text, path, start_method, *args):
+    """A maker's step on ``text``, or None where it makes nothing, or a text that does
+    not compile or in which the checker finds a problem it did not find before."""
     try:
         new = fix(text, *args)
     except Exception:  # a maker's failure is "no fix here", never the doctor's crash
@@ -83,6 +85,8 @@ def _step(fix, text, path, *args):
             raise
         return None
     if new is None or new == text or not _compiles(new, path):
+        return None
+    if new_problems(text, new, path, start_method):
         return None
     return new
 
@@ -101,7 +105,7 @@ def _fix_static(code, fix_file, start_method, keep=None):
         found = _kept(fix_file.after, fix_file, code, start_method, keep)
         progress = False
         for finding in found:
-            new = _step(fixer.fix, fix_file.after, fix_file.path, finding,
+            new = _step(fixer.fix, fix_file.after, fix_file.path, start_method, finding,
                         {"path": fix_file.path})
             if new is not None and len(_kept(new, fix_file, code, start_method,
                                              keep)) < len(found):
@@ -113,7 +117,7 @@ def _fix_static(code, fix_file, start_method, keep=None):
             return
 
 
-def _fix_site(request, fix_file):
+def _fix_site(request, fix_file, start_method):
     from doctor.patches.site_findings import as_finding  # libcst: only with a site to fix
 
     site = request.site
@@ -121,17 +125,17 @@ def _fix_site(request, fix_file):
     finding = as_finding(site, fix_file.after, line)
     if finding is None:
         return
-    new = _step(maker(request.code).fix, fix_file.after, fix_file.path, finding,
-                dict(request.facts or {}, path=fix_file.path))
+    new = _step(maker(request.code).fix, fix_file.after, fix_file.path, start_method,
+                finding, dict(request.facts or {}, path=fix_file.path))
     if new is not None:
         fix_file.take(new)
         fix_file.steps.append("%s at line %d (the definition the run named)"
                               % (request.code, finding.line))
 
 
-def _fix_runtime(request, fix_file):
+def _fix_runtime(request, fix_file, start_method):
     line = map_line(fix_file.before, fix_file.after, request.line)
-    new = _step(maker(request.code).fix, fix_file.after, fix_file.path, line,
+    new = _step(maker(request.code).fix, fix_file.after, fix_file.path, start_method, line,
                 request.facts or {})
     if new is not None:
         fix_file.take(new)
@@ -144,7 +148,7 @@ def fix_file(path, before, requests, start_method="spawn", keep=None):
     fixed = FileFix(path, before)
     for request in requests:
         if request.site is not None and maker(request.code) is not None:
-            _fix_site(request, fixed)
+            _fix_site(request, fixed, start_method)
     done = set()
     for request in requests:
         fixer = maker(request.code)
@@ -154,7 +158,7 @@ def fix_file(path, before, requests, start_method="spawn", keep=None):
             done.add(request.code)
             _fix_static(request.code, fixed, start_method, keep)
         elif request.site is None:
-            _fix_runtime(request, fixed)
+            _fix_runtime(request, fixed, start_method)
     return fixed
 
 

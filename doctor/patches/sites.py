@@ -62,6 +62,12 @@ def from_probe(culprit, cwd=None):
             return None
         return Site(code, path, culprit.get("line"), match.group(1), match.group(2))
     if kind == "handle":
+        if culprit.get("assigned_line"):  # where the user's class keeps it (self.ATTR = ...)
+            path = culprit.get("assigned_file")
+            if not path or not in_project(path, cwd):
+                return None
+            return Site(code, os.path.abspath(path), culprit["assigned_line"], "handle",
+                        culprit.get("attribute"))
         attr = _ATTR.match(culprit.get("path", ""))
         path = culprit.get("owner_file")
         if not attr or not path or not in_project(path, cwd):
