@@ -76,6 +76,10 @@ def _pickled(facts):
             if hf and facts.qualname(call.func, scope) in frameworks.HF_TRAINERS:
                 for expr, role in frameworks.hf_sent(call, scope, facts):
                     yield expr, role, scope
+            if hf:
+                for expr, role in frameworks.lightning_sent(call, scope, facts):
+                    yield expr, role, scope
+                    yield from _loader_without_workers(expr, scope, facts)
             continue
         if not may_have_workers(call) or forces_fork(call):
             continue
@@ -84,6 +88,20 @@ def _pickled(facts):
         for name, expr, expr_scope in unpacked_keywords(call, scope, facts):
             if name in SENT_TO_WORKERS:  # DataLoader(ds, **loader_args)
                 yield expr, name, expr_scope
+
+
+def _loader_without_workers(expr, scope, facts):
+    """What a loader without workers handed to a spawning Lightning Trainer carries: the
+    Trainer pickles the loader itself into the ranks (a loader with workers is checked
+    where it is built)."""
+    found = [(expr, scope)]
+    if isinstance(expr, ast.Name):
+        found = [(b.value, b.scope) for b in facts.lookup(expr.id, scope)]
+    for call, call_scope in found:
+        if isinstance(call, ast.Call) and is_dataloader_call(call, call_scope, facts) \
+                and not may_have_workers(call):
+            for sent, role in sent_to_workers(call):
+                yield sent, role, call_scope
 
 
 def _name_at(node):
@@ -328,15 +346,27 @@ class _Tracer:
                         self._class_attributes(binding.value, depth + 1, facts)
 
     def _stored_definitions(self, value, init, role, depth):
-        """Nested functions and classes kept in an attribute, in containers at any depth:
-        ``self.steps = [Jitter(), local_fn]``."""
-        for name in _stored_names(value):
+        """Nested functions and classes, and instances of nested classes, kept in an
+        attribute, in containers at any depth: ``self.steps = [Jitter(), local_fn]``.
+        Reported where the attribute keeps them, in the method that defines them."""
+        for part in _stored_parts(value):
+            name = part.func if isinstance(part, ast.Call) else part
+            if not isinstance(name, ast.Name):
+                continue
             for binding in self.facts.lookup(name.id, init):
-                if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                        and binding.place == LOCAL:
-                    outer, self.role = self.role, role
-                    self._definition("function", binding.value.name, binding, role)
-                    self.role = outer
+                if binding.place != LOCAL:
+                    continue
+                if isinstance(binding.value, ast.ClassDef):
+                    kind = "class"
+                elif isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                        and part is name:
+                    kind = "function"
+                else:
+                    continue
+                outer = self.role, self.top
+                self.role, self.top = role, part
+                self._definition(kind, binding.value.name, binding, role)
+                self.role, self.top = outer
 
     def _stored_returns(self, value, init, classdef, role, depth):
         """``self.norm = self.make_norm()`` or ``= make_norm()``: what the method or
@@ -438,10 +468,6 @@ def _constructs(func):
 
 def _stored_lambdas(value):
     return [part for part in _stored_parts(value) if isinstance(part, ast.Lambda)]
-
-
-def _stored_names(value):
-    return [part for part in _stored_parts(value) if isinstance(part, ast.Name)]
 
 
 def _default_left(function, name, call):

@@ -9,6 +9,7 @@ from flake8_dlworker.analysis.flow import (
 from flake8_dlworker.analysis.loaders import is_dataloader_call
 from flake8_dlworker.analysis.module import Scope
 from flake8_dlworker.analysis.names import PROCESS_CLASSES, STARTERS
+from flake8_dlworker.analysis.processes import spawner_forks
 from flake8_dlworker.analysis.project import top_function
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
@@ -157,7 +158,7 @@ def _starts_workers(call, scope, facts):
     func = call.func
     qualname = facts.qualname(func, scope)
     if qualname in STARTERS:
-        return STARTERS[qualname]
+        return None if spawner_forks(call, qualname, scope, facts) else STARTERS[qualname]
     if isinstance(func, ast.Attribute):
         if func.attr == "start" and _is_process(func.value, scope, facts):
             return "Process started"
@@ -235,14 +236,18 @@ def _label(scope):
 
 def _framework_run(call, scope, facts):
     """``trainer.train()`` (Hugging Face, with workers) or ``trainer.fit(model)``
-    (Lightning, with a loader or a ``*_dataloader`` hook that builds one with workers)."""
+    (Lightning, with a loader or a ``*_dataloader`` hook that builds one with workers,
+    or with a strategy that spawns the ranks)."""
     func = call.func
     if func.attr in frameworks.HF_RUNS:
         trainer = frameworks.constructed(func.value, scope, facts, frameworks.HF_TRAINERS)
         if trainer is not None and frameworks.hf_trainer_workers(*trainer, facts) != 0:
             return "Trainer.%s() called" % func.attr
-    if func.attr in frameworks.LIGHTNING_RUNS and frameworks.constructed(
-            func.value, scope, facts, frameworks.LIGHTNING_TRAINERS) is not None:
+    trainer = frameworks.constructed(func.value, scope, facts, frameworks.LIGHTNING_TRAINERS) \
+        if func.attr in frameworks.LIGHTNING_RUNS else None
+    if trainer is not None:
+        if frameworks.lightning_spawns(*trainer, facts):  # the ranks are spawned processes
+            return "Trainer.%s() called with the ddp_spawn strategy" % func.attr
         given = list(call.args) + [kw.value for kw in call.keywords]
         if any(is_worker_loader(arg, scope, facts) or _hooks_build_loaders(arg, scope, facts)
                for arg in given):
