@@ -9,8 +9,10 @@ diagnosed on its own, and picks the root cause:
 
 1. the rank that the elastic agent's summary names under "Root Cause (first observed
    failure)" (the earliest such entry across nodes, by its time);
-2. else the first crash, in log order, with a cause of its own (not one of the
-   symptoms above).
+2. else the earliest crash with a cause of its own (not one of the symptoms above) by
+   the times the log's lines print (ISO, logging-module or glog stamps), when every such
+   crash has one;
+3. else the first of them in log order (with several logs: in the order given).
 
 The other ranks' symptoms and the launcher's lines are folded into the root cause's
 evidence, each with its rank; they are never a diagnosis of their own.
@@ -98,7 +100,7 @@ def diagnose_job(ev, per_crash, rest):
     specific = [(c, d) for c, d in real if not is_generic(d)]
     chosen = (next((x for x in specific if _of_entry(x[0], entry)), None)
               or next((x for x in real if _of_entry(x[0], entry)), None)
-              or (specific[0] if specific else None) or (real[0] if real else None))
+              or _earliest(specific) or _earliest(real))
     found = []
     if chosen is not None:
         crash = chosen[0]
@@ -135,6 +137,20 @@ def diagnose_job(ev, per_crash, rest):
     return found
 
 
+def _earliest(items):
+    """The first of (crash, diagnoses) in time when each crash's time is printed (and
+    they are several), else the first in log order; None for none."""
+    if len(items) > 1 and all(c.get("time") for c, _ in items):
+        return min(items, key=lambda x: x[0]["time"])
+    return items[0] if items else None
+
+
+def _timed(ev, crash):
+    """Whether ``crash`` was chosen by the time its lines print."""
+    crashes = [c for c in ev.hints.get("crashes") or [] if not follows(c)]
+    return len(crashes) > 1 and all(c.get("time") for c in crashes)
+
+
 def _line(crash):
     if crash.get("node"):
         return "%s line %d" % (crash["node"], crash["line"])
@@ -169,6 +185,9 @@ def _why_first(ev, crash, entry):
                          if entry.get(key) is not None)
         return ("%s failed first: the elastic agent's summary names it under \"Root Cause "
                 "(first observed failure)\" (%s)" % (where, said))
+    if entry is None and _timed(ev, crash):
+        return ("%s failed first: its error is the earliest by the times the log prints "
+                "(%s)" % (where, crash["time"]))
     if entry is not None:
         return ("%s shows the first cause of its own in the log (the elastic agent's "
                 "summary names rank %d first, whose own error is not in the log)"
@@ -189,6 +208,10 @@ def _folded(ev, chosen, per_crash):
     for other in others:
         if other in same:
             lines.append("%s shows the same failure (at %s)" % (_where(other), _line(other)))
+            continue
+        if other.get("rank") is not None and not follows(other) and other["exceptions"]:
+            lines.append("%s also failed (at %s): %s" % (
+                _where(other), _line(other), _short(other["exceptions"][-1].last_line())))
             continue
         for text in _texts(other):
             if other.get("rank") is None and not FOLLOWS.search(text):

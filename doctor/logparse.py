@@ -33,7 +33,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 #: log-module timestamps, bracketed times, srun's ``--label`` task number (the rank)
 _PREFIX = re.compile(
     r"^(?:\[(?:rank|default)(?P<rank>\d+)\]:\s?"
-    r"|\[?\d{4}-\d\d-\d\d[ T][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]? ?(?:[-|] )?"
+    r"|\[?(?P<iso>\d{4}-\d\d-\d\d[ T][\d:.,]+)(?:Z|[+-]\d\d:?\d\d)?\]? ?(?:[-|] )?"
     r"|\[\d\d:\d\d:\d\d(?:[.,]\d+)?\] ?"
     r"| ?(?P<label>\d{1,4}): )")  # srun --label: "0: ", "12: "
 _TB_TEXT = "Traceback (most recent call last):"
@@ -110,9 +110,9 @@ _KEYS = ("Traceback", "Error", "ERROR", "Warning", "Exception", "Killed", "Fatal
          "Thread ", "huggingface", "(core dumped)", "Timeout (", "FAILURES", "FAILED ",
          "`IterableDataset`", "Root Cause (first observed failure)", "Failures:") + tuple(
              key for rule in RULES.values() for key in rule.texts("log_keys"))
-_KEYS += ("closing signal", "failed (exitcode", "Terminating process", "death signal",
-          "Watchdog", "watchdog", "NCCL", "Connection closed", "Read error", "srun: ",
-          "slurmstepd: ")
+_KEYS += ("Sending process", "(exitcode", "Terminating process", "Received Signals",
+          "Watchdog", "NCCL", "Connection closed", "Read error", "srun: error",
+          "slurmstepd: error")
 _KEY_RE = re.compile("|".join(re.escape(key) for key in _KEYS))
 
 
@@ -167,10 +167,11 @@ MAX_LINE = 64 * 1024   # characters of one line looked at
 
 
 def _clean_one(line):
-    """(the line without its prefixes, the rank its prefix names or None)."""
+    """(the line without its prefixes, the rank its prefix names or None, its time
+    (:func:`when`) or None)."""
     if "\x00" in line:
         line = line.replace("\x00", "")
-    rank = None
+    rank = time = None
     for _ in range(2):  # torchrun puts the rank prefix after the timestamp too
         match = _PREFIX.match(line)
         if not match:
@@ -178,18 +179,36 @@ def _clean_one(line):
         line = line[match.end():]
         if match["rank"] or match["label"]:
             rank = int(match["rank"] or match["label"])
-    return line, rank
+        elif match["iso"]:
+            time = when(match["iso"])
+    return line, rank, time
+
+
+_GLOG_TIME = re.compile(r"^\[?[IWEF](?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d(?:\.\d+)?) ")
+
+
+def when(text):
+    """A time the log prints, comparable with another as text: ``MM-DD HH:MM:SS.fff``
+    from an ISO or logging-module stamp (``2026-12-07 12:03:57,331``), the elastic
+    summary's (``2026-12-07_12:03:57``) or glog's (``E1207 12:03:57.620000``, the
+    launcher's and NCCL's lines); None for anything else."""
+    glog = _GLOG_TIME.match(text)
+    if glog:
+        return "%s-%s %s" % (glog["md"][:2], glog["md"][2:], glog["hms"])
+    if len(text) >= 19 and text[4] == "-" and text[10] in " T_":
+        return "%s %s" % (text[5:10], text[11:].replace(",", ".").rstrip("Z"))
+    return None
 
 
 def clean_parts(raw):
     """One physical log line -> the lines as the program printed them: no colour,
     no NUL bytes, no rank or timestamp prefix, each carriage-return rewrite its own
     line, a traceback glued to the end of a progress bar split off."""
-    return [line for line, _ in _ranked_parts(raw)]
+    return [part[0] for part in _ranked_parts(raw)]
 
 
 def _ranked_parts(raw):
-    """:func:`clean_parts`, each line with the rank its prefix names (or None)."""
+    """:func:`clean_parts`, each line with the rank and the time its prefixes name."""
     if len(raw) > MAX_LINE:
         raw = raw[:MAX_LINE]
     if "\x1b" in raw:
@@ -200,12 +219,12 @@ def _ranked_parts(raw):
     for part in parts:
         if not part.strip() and len(parts) > 1:
             continue
-        part, rank = _clean_one(part)
+        part, rank, time = _clean_one(part)
         at = part.find(_TB_TEXT)
         if at > 0 and part[:at].strip() and not part[:at].rstrip().endswith((":", "Original")):
-            out.append((part[:at], rank))
+            out.append((part[:at], rank, time))
             part = part[at:]
-        out.append((part, rank))
+        out.append((part, rank, time))
     return out
 
 
@@ -247,6 +266,9 @@ class LogParser:
         self._ranks = {}       # rank -> the parser of the lines with that rank's prefix
         self.ranks_seen = set()
         self._line_rank = []   # the rank each of self.lines came from (None: no rank)
+        self._line_time = []   # the time each of self.lines was printed at, or None
+        self._time = None      # the time of the line being read (its prefix's), or None
+        self._start_time = None
         self._spawn_rank = None  # inside mp.spawn's "-- Process N terminated with ..."
         self._elastic = None   # the elastic agent's error summary being read
 
@@ -265,14 +287,15 @@ class LogParser:
                 and self._pytest is None and raw.find(_TB_TEXT, 1) < 0):
             self._feed_line(raw.rstrip("\n"))  # nothing to clean: the common case
             return
-        for line, rank in _ranked_parts(raw):
+        for line, rank, time in _ranked_parts(raw):
             if rank is None or self.rank is not None:
+                self._time = time or self._time
                 self._feed_line(line)
                 continue
             if "rank_prefix" not in self.hints and ("[rank" in raw[:80]
                                                     or "[default" in raw[:80]):
                 self.hints["rank_prefix"] = True  # torchrun's, not a label srun may add
-            self._rank_parser(rank).feed_ranked(line, self.lineno)
+            self._rank_parser(rank).feed_ranked(line, self.lineno, time)
 
     def _rank_parser(self, rank):
         """The parser of one rank's lines: ranks print at once, their lines interleave,
@@ -286,9 +309,10 @@ class LogParser:
             self.ranks_seen.add(rank)
         return found
 
-    def feed_ranked(self, line, lineno):
+    def feed_ranked(self, line, lineno, time=None):
         """A line of this rank (its prefix taken off), at the log's line ``lineno``."""
         self.lineno = lineno
+        self._time = time or self._time
         if not self.torch_seen and "torch" in line:
             self.torch_seen = True
         self._feed_line(line)
@@ -379,15 +403,15 @@ class LogParser:
             return
         excs = list(zip(self._exc_at, range(len(self._exc_at)), self.exceptions))
         lines = list(zip(self._line_at, range(len(self._line_at)), self.lines,
-                         self._line_rank))
+                         self._line_rank, self._line_time))
         order = len(excs) + len(lines)
         for rank in sorted(self._ranks):
             part = self._ranks[rank]
             part.close()
             excs += [(at, order + i, exc) for i, (at, exc)
                      in enumerate(zip(part._exc_at, part.exceptions))]
-            lines += [(at, order + i, text, line_rank) for i, (at, text, line_rank)
-                      in enumerate(zip(part._line_at, part.lines, part._line_rank))]
+            lines += [(at, order + i, *kept) for i, (at, *kept) in enumerate(
+                zip(part._line_at, part.lines, part._line_rank, part._line_time))]
             order += len(part.exceptions) + len(part.lines)
             for text in part.warnings:
                 self._warn(text)
@@ -408,6 +432,7 @@ class LogParser:
         self._line_at = [e[0] for e in lines][:MAX_KEPT]
         self.lines = [e[2] for e in lines][:MAX_KEPT]
         self._line_rank = [e[3] for e in lines][:MAX_KEPT]
+        self._line_time = [e[4] for e in lines][:MAX_KEPT]
         self._ranks = {}
         self.hints["ranks"] = sorted(self.ranks_seen)
         if len(self.ranks_seen) > 1 or self.hints.get("rank_prefix"):
@@ -508,6 +533,7 @@ class LogParser:
                 named = _RANK_IN_LINE.search(text[:200])
                 rank = int(named["rank"]) if named else None
             self._line_rank.append(rank)
+            self._line_time.append(when(text) or self._time)
         else:
             self.dropped += 1
 
@@ -523,6 +549,7 @@ class LogParser:
         self._state = state
         self._pending = pending
         self._start = self.lineno
+        self._start_time = self._time
 
     # -- the elastic agent's error summary (ChildFailedError) ---------------------------
     def _begin_elastic(self):
@@ -602,7 +629,7 @@ class LogParser:
                 or any(e.rank == rank for e in self.exceptions)):
             return  # the rank printed it in the log already
         for text, at in lines:
-            part.feed_ranked(text, at)
+            part.feed_ranked(text, at, when(entry.get("time", "")))
         if part._state == "traceback":
             part._finish_traceback()
 
@@ -694,6 +721,7 @@ class LogParser:
             if who.startswith("thread") and any(f.func == "_pin_memory_loop" for f in exc.frames):
                 exc.process = "pin memory thread"  # Python < 3.10 names no target
         exc.rank = self.rank if self.rank is not None else self._spawn_rank
+        exc.time = self._start_time
         self._hint_exc(exc)
         if exc.type.endswith(_LAUNCHER_ERRORS):
             self.hints["distributed"] = True
@@ -702,6 +730,7 @@ class LogParser:
         if self._chained and self._context is not None:
             exc.context = self._context
             # the earlier exception is no longer the last of its chain
+            exc.time = self._context.time or exc.time  # the chain began with its first
             if self.exceptions and self.exceptions[-1] is self._context:
                 self.exceptions.pop()
                 self._start = self._exc_at.pop()
@@ -918,9 +947,10 @@ class LogParser:
         The ranks of a distributed job are cut apart: a rank's crash holds only its lines."""
         by_rank = {}
         for at, exc in zip(self._exc_at, self.exceptions):
-            by_rank.setdefault(exc.rank, []).append((at, 0, exc))
-        for at, text, rank in zip(self._line_at, self.lines, self._line_rank):
-            by_rank.setdefault(rank, []).append((at, 1, text))
+            by_rank.setdefault(exc.rank, []).append((at, 0, exc, exc.time))
+        for at, text, rank, time in zip(self._line_at, self.lines, self._line_rank,
+                                        self._line_time):
+            by_rank.setdefault(rank, []).append((at, 1, text, time))
         found = []
         for rank, events in by_rank.items():
             for crash in self._cut(sorted(events, key=lambda e: (e[0], e[1]))):
@@ -932,15 +962,17 @@ class LogParser:
     def _cut(self, events):
         found = []
         current = None
-        for at, kind, item in events:
+        for at, kind, item, time in events:
             symptom = _is_symptom(item)
             if current is None:
                 if (symptom and found and found[-1]["closed"] and kind == 0
                         and item.process != "main"):
                     found[-1]["exceptions"].append(item)
                     continue
-                current = {"line": at, "exceptions": [], "lines": [], "closed": False}
+                current = {"line": at, "exceptions": [], "lines": [], "closed": False,
+                           "time": None}
                 found.append(current)
+            current["time"] = current["time"] or time  # when the crash began, if printed
             if kind == 0:
                 current["exceptions"].append(item)
                 if item.process == "main":

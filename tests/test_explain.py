@@ -436,3 +436,34 @@ def test_several_logs_one_empty(tmp_path):
 
 def test_stdin_twice():
     _bad(explain("-", "-", stdin=b"x\n"), "standard input can be read once")
+
+
+def _timed_log(rank, stamp, error, where):
+    lines = ["Traceback (most recent call last):",
+             '  File "/home/u/train.py", line 9, in <module>', "    for batch in loader:",
+             '  File "/home/u/.venv/lib/python3.11/site-packages/torch/_utils.py", '
+             'line 694, in reraise', "    raise exception",
+             "%s: Caught %s in DataLoader worker process 0." % (error, error),
+             "Original Traceback (most recent call last):",
+             '  File "/home/u/data.py", line %d, in __getitem__' % where, "    x = f(i)",
+             "%s: 'bad sample'" % error]
+    return "".join("2026-12-07 %s,%03d - [rank%d]: %s\n" % (stamp, 100 + i, rank, line)
+                   for i, line in enumerate(lines))
+
+
+def test_without_a_summary_the_earliest_stamped_failure_is_the_root(tmp_path):
+    """Two nodes' logs with the logging module's timestamps and no elastic summary: the
+    failure printed first in time is the root cause, whichever log is named first; the
+    later one is folded in as a failure of its own, not as a symptom."""
+    late, early = tmp_path / "a.log", tmp_path / "b.log"
+    late.write_text(_timed_log(0, "10:05:01", "ValueError", 12))
+    early.write_text(_timed_log(1, "10:04:59", "KeyError", 30))
+    for order in ((late, early), (early, late)):
+        result = explain("--json", *map(str, order))
+        assert result.returncode == 1, result.stderr
+        root = json.loads(result.stdout)["diagnoses"][0]
+        assert (root["code"], root["rank"], root["node"], root["line"]) == (
+            "DLW205", 1, "b.log", 30)
+        assert "the earliest by the times the log prints (12-07 10:04:59.100)" in \
+            root["evidence"][0]
+        assert any(e.startswith("node a.log, rank 0 also failed") for e in root["evidence"])

@@ -434,3 +434,17 @@ def test_nccl_lines_name_their_rank():
         "milliseconds before timing out.\n")
     assert parser._line_rank == [3]
     assert parser.crashes()[0]["rank"] == 3
+
+
+def test_times_of_the_log_prefixes_are_kept_comparable():
+    from doctor.logparse import when
+
+    assert when("2026-12-07 12:03:57,331") == "12-07 12:03:57.331"
+    assert when("2026-12-07T12:03:57.331Z") == "12-07 12:03:57.331"
+    assert when("2026-12-07_12:03:57") == "12-07 12:03:57"
+    assert when("E1207 12:03:57.620000 18760 torch/x.py:1] failed") == "12-07 12:03:57.620000"
+    assert when("12:03:57 something") is None
+    text = "".join("2026-12-07 10:04:%02d,5 - [rank1]: %s\n" % (i, line)
+                   for i, line in enumerate(SIGNAL_CHAIN.rstrip("\n").split("\n")))
+    [crash] = parse_text(text).crashes()
+    assert crash["rank"] == 1 and crash["time"] == "12-07 10:04:00.5"
