@@ -467,3 +467,21 @@ def test_without_a_summary_the_earliest_stamped_failure_is_the_root(tmp_path):
         assert "the earliest by the times the log prints (12-07 10:04:59.100)" in \
             root["evidence"][0]
         assert any(e.startswith("node a.log, rank 0 also failed") for e in root["evidence"])
+
+
+@needs.torch
+def test_real_torchrun_output(tmp_path):
+    """What torchrun really prints here (2 gloo ranks, a worker of rank 1 killed while rank
+    0 waits in all_reduce): rank 1's worker is the root cause, rank 0's lost peer and the
+    agent's ChildFailedError its evidence."""
+    script = os.path.join("tests", "ddp_worker_killed.py")
+    crashed = run_python(["-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+                          "2", script], cwd=ROOT, capture_output=True, timeout=300)
+    assert crashed.returncode != 0
+    log = tmp_path / "torchrun.log"
+    log.write_bytes(crashed.stdout + crashed.stderr)
+    result = explain("--json", str(log))
+    assert result.returncode == 1, result.stderr
+    root = json.loads(result.stdout)["diagnoses"][0]
+    assert (root["code"], root["rank"], root["path"]) == ("DLW201", 1, script), root
+    assert any("ChildFailedError" in e for e in root["evidence"]), root["evidence"]
