@@ -20,19 +20,22 @@ evidence, each with its rank; they are never a diagnosis of their own.
 import copy
 import re
 
-#: what a rank shows because another rank (or a worker of its own) failed first: the
+#: what a rank shows because another rank failed first, or the job was ended: the
 #: launcher's words (torch/distributed/elastic/multiprocessing/api.py and errors/,
 #: torch/multiprocessing/spawn.py), the collectives' (gloo's tcp pair, NCCL's
-#: watchdog, the c10d store), the scheduler's, and the main process's side of a worker
-#: that died while it fetched a tensor's file descriptor (rebuild_storage_fd)
+#: watchdog, the c10d store), and the scheduler's (its SIGTERM reaches the ranks'
+#: workers too: "killed by signal: Terminated"). A ``ConnectionResetError`` in
+#: ``rebuild_storage_fd`` is not one of them: it is the rank's own worker that died while
+#: the rank fetched a tensor's file descriptor from it (the generic symptom, of that rank)
 FOLLOWS = re.compile(
     r"ChildFailedError|ProcessRaisedException|ProcessExitedException|SignalException|"
-    r"Connection closed by peer|Connection reset by peer|\] Read error|"
+    r"Connection closed by peer|\] Read error|"
     r"An existing connection was forcibly closed|Watchdog caught collective operation timeout|"
     r"watchdog got stuck|NCCL operations have failed|NCCL communicator was aborted|"
     r"DistBackendError|timed out in blocking wait|Socket Timeout|"
     r"Timed out waiting \d+ms for (?:recv|send) operation|"
     r"closing signal|death signal|Terminating process \d+ via signal|"
+    r"killed by signal: Terminated|"
     r"failed \(exitcode: -?\d+\) local_rank|^srun: error: |^slurmstepd: error: ")
 #: torch's logging prefixes on the launcher's lines: glog's "W1207 12:03:57.556000 18760
 #: torch/.../api.py:1028] " and the logging module's "WARNING:torch.distributed....:"
@@ -51,15 +54,23 @@ def is_generic(diags):
 
 
 def _texts(crash):
+    """Each exception's line (the one of its chain that says what it followed, if any),
+    then the crash's notable lines."""
     for exc in crash["exceptions"]:
-        yield exc.last_line()
+        lines = [e.last_line() for e in exc.chain()]
+        yield next((text for text in lines if FOLLOWS.search(text)), lines[-1])
     yield from crash["lines"]
 
 
 def follows(crash):
-    """Whether a crash shows only what follows another failure (see :data:`FOLLOWS`)."""
-    texts = list(_texts(crash))
-    return bool(texts) and all(FOLLOWS.search(text) for text in texts)
+    """Whether a crash shows only what follows another failure (see :data:`FOLLOWS`):
+    each of its exceptions was raised from one (a worker ended by the scheduler's SIGTERM,
+    then "exited unexpectedly"), and each of its lines is one."""
+    if not crash["exceptions"] and not crash["lines"]:
+        return False
+    return (all(any(FOLLOWS.search(e.last_line()) for e in exc.chain())
+                for exc in crash["exceptions"])
+            and all(FOLLOWS.search(text) for text in crash["lines"]))
 
 
 def _where(crash):

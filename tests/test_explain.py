@@ -148,6 +148,9 @@ EXTRA = {
     "dlw205__win_torchrun_gloo_uv_rank1_filenotfound_rank0_recv_timeout.log": {
         "rank": 1, "evidence": "Timed out waiting 1800000ms for recv operation to complete"},
     "generic__torchrun_rank1_rebuild_storage_fd_connection_reset.log": {"rank": 1},
+    "dlw205__slurm_srun_rank0_workers_terminated_before_rank1_keyerror.log": {
+        "rank": 1, "evidence": "rank 0: RuntimeError: DataLoader worker (pid 90417) is killed "
+                               "by signal: Terminated. (what followed from rank 1's failure)"},
 }
 
 
