@@ -115,7 +115,7 @@ def diagnose_job(ev, per_crash, rest):
     found = []
     if chosen is not None:
         crash = chosen[0]
-        found = [copy.copy(d) for d in _with_job_lines(ev, crash, chosen[1])]
+        found = [copy.copy(d) for d in chosen[1]]
         for diag in found:
             diag.evidence = list(diag.evidence)
             diag.rank, diag.node = crash.get("rank"), crash.get("node")
@@ -168,27 +168,6 @@ def _line(crash):
     return "log line %d" % crash["line"]
 
 
-def _with_job_lines(ev, crash, diags):
-    """The root crash's diagnoses again with the lines the scheduler and the launcher
-    printed for the whole job (``slurmstepd: error: Detected 1 oom_kill event``): a
-    cause they confirm is kept with their evidence."""
-    extra = [text for c in ev.hints.get("other_crashes") or [] if c.get("rank") is None
-             and c.get("node") == crash.get("node") and not c["exceptions"]
-             for text in c["lines"]]
-    if not extra or not diags:
-        return diags
-    from doctor.diagnose import diagnose
-
-    part = copy.copy(ev)
-    part.exceptions = crash["exceptions"]
-    part.lines = crash["lines"] + extra
-    part.warnings, part.static = [], []
-    again = diagnose(part)
-    if again and again[0].code == diags[0].code:
-        return again
-    return diags
-
-
 def _why_first(ev, crash, entry):
     where = _where(crash)
     if _of_entry(crash, entry):
@@ -203,6 +182,9 @@ def _why_first(ev, crash, entry):
         return ("%s shows the first cause of its own in the log (the elastic agent's "
                 "summary names rank %d first, whose own error is not in the log)"
                 % (where, entry["rank"]))
+    crashes = (ev.hints.get("crashes") or []) + (ev.hints.get("other_crashes") or [])
+    if not any(c.get("rank") not in (None, crash.get("rank")) for c in crashes):
+        return "%s is the only rank whose failure the log shows" % where
     return ("%s shows the first cause of its own in the log; the other ranks show only "
             "what followed from it" % where)
 

@@ -294,10 +294,17 @@ def _crash_key(crash):
 
 def log_parts(ev):
     """The evidence to diagnose for a log: the whole of it when it holds one crash at
-    most; else each crash once, then the rest (warnings, static findings) once."""
+    most; else each crash once, then the rest (warnings, static findings) once. A
+    distributed job's crash is read with the lines its scheduler and launcher printed
+    for the whole job (``slurmstepd: error: Detected 1 oom_kill event``)."""
     crashes = ev.hints.get("crashes") or []
-    if len(crashes) <= 1 and not ev.hints.get("distributed"):
+    distributed = ev.hints.get("distributed")
+    if len(crashes) <= 1 and not distributed:
         return [ev]
+    job = {}
+    for crash in ev.hints.get("other_crashes") or [] if distributed else []:
+        if crash.get("rank") is None and not crash["exceptions"]:
+            job.setdefault(crash.get("node"), []).extend(crash["lines"])
     parts, seen = [], set()
     for crash in crashes:
         key = _crash_key(crash)
@@ -305,7 +312,7 @@ def log_parts(ev):
             seen.add(key)
             part = copy.copy(ev)
             part.exceptions = crash["exceptions"]
-            part.lines = crash["lines"]
+            part.lines = crash["lines"] + job.get(crash.get("node"), [])
             part.warnings = []
             part.static = []
             parts.append(part)
