@@ -35,6 +35,7 @@ cause of a crash with the evidence it rests on.
   python -m doctor train.py --epochs 1        run and diagnose
   python -m doctor -m mypkg.train             run a module, like python -m
   python -m doctor explain crash.log          diagnose a saved log (- for stdin)
+  python -m doctor explain n0.log n1.log      a distributed job: the first failure's rank
   python -m doctor check train.py             static findings only
   python -m doctor check --format sarif src/  the same for CI: sarif, github, json
 
@@ -141,7 +142,9 @@ def run_parser():
 def explain_parser():
     parser = _Parser(prog="python -m doctor explain",
                      description="Diagnose a saved log or traceback; runs nothing from it.")
-    parser.add_argument("log", metavar="LOGFILE", help="the log file, or - for stdin")
+    parser.add_argument("log", metavar="LOGFILE", nargs="+",
+                        help="the log file, or - for stdin; several logs of one "
+                             "distributed job (one per node or per rank) are read together")
     parser.add_argument("--start-method", choices=START_METHODS, default="spawn",
                         help="start method for the static check of files the log names")
     parser.add_argument("--json", action="store_true", help="print the JSON report")
@@ -515,13 +518,14 @@ def cmd_explain(options):
     from doctor import pipeline
     from doctor.explain import BadLog, explain
 
-    if options.log == "-" and sys.stdin is None:
+    if "-" in options.log and sys.stdin is None:
         raise UsageError("-: there is no standard input to read the log from")
     for folder in options.source:
         if not os.path.isdir(folder):
             raise UsageError("--source %s: not a directory" % folder)
     try:
-        ev = explain(options.log, sys.stdin.buffer if sys.stdin else None,
+        ev = explain(options.log[0] if len(options.log) == 1 else options.log,
+                     sys.stdin.buffer if sys.stdin else None,
                      options.start_method, options.source)
     except BadLog as exc:
         raise UsageError(str(exc))

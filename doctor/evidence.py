@@ -33,6 +33,11 @@ class Exc:
     process: str = "main"
     #: the exception that led to this one ("direct cause" / "during handling")
     context: Optional["Exc"] = None
+    #: the rank of a distributed job that printed it (a log's ``[rank1]:`` prefix, srun's
+    #: task label, mp.spawn's "Process 1"); None outside a distributed job
+    rank: Optional[int] = None
+    #: when its traceback began, as the log's prefix says (``doctor.logparse.when``)
+    time: Optional[str] = None
 
     def chain(self):
         """This exception and the ones it was raised from, the earliest first."""
@@ -154,4 +159,5 @@ def _exc(data):
     return Exc(type=data["type"], message=data["message"],
                frames=[Frame(**f) for f in data.get("frames", [])],
                original=_exc(data.get("original")), process=data.get("process", "main"),
-               context=_exc(data.get("context")))
+               context=_exc(data.get("context")), rank=data.get("rank"),
+               time=data.get("time"))

@@ -13,7 +13,9 @@ import copy
 import os
 import stat
 
+from doctor import distributed
 from doctor.diagnose import user_frame
+from doctor.distributed import is_generic
 from doctor.evidence import Evidence
 from doctor.logparse import LogParser
 from doctor.sourcefile import default_roots, read_source
@@ -177,7 +179,8 @@ def _invalid_share(sample):
     return decoded.count("\ufffd") / max(1, len(decoded))
 
 
-def explain(path, stdin=None, start_method="spawn", sources=(), limit=MAX_LOG):
+def _read(path, stdin, limit):
+    """One log parsed: (the parser, what was left unread, or None)."""
     handle = open_log(path, stdin, limit)
     skipped = handle.tell() if path != "-" else 0
     reader = Bounded(handle, limit)
@@ -194,27 +197,70 @@ def explain(path, stdin=None, start_method="spawn", sources=(), limit=MAX_LOG):
     if not seen_text:
         raise BadLog("%s: the log is empty" % path)
     parser.close()
-    crashes = parser.crashes()
+    unread = None
+    if skipped:
+        unread = "the log is larger than %s: only its last %s were read" % (
+            _size(skipped + limit), _size(limit))
+    elif reader.cut:
+        unread = "only the first %s of the log were read" % _size(limit)
+    return parser, unread
+
+
+def explain(path, stdin=None, start_method="spawn", sources=(), limit=MAX_LOG):
+    """The evidence of a log, or of several logs of one job (``path`` a list: one log
+    per node or per rank; each crash then names its log as its node)."""
+    paths = [path] if isinstance(path, str) else list(path)
+    if paths.count("-") > 1:
+        raise BadLog("-: standard input can be read once")
+    crashes, hints, warnings, stacks, dropped, unread = [], {}, [], [], 0, []
+    for name in paths:
+        parser, cut = _read(name, stdin, limit)
+        found = parser.crashes()
+        if len(paths) > 1:
+            node = _node_name(name, paths)
+            for crash in found:
+                crash["node"] = node
+            for entry in parser.hints.get("elastic", []):
+                entry["node"] = node
+        crashes.extend(found)
+        for key, value in parser.hints.items():
+            if key in ("elastic", "worker_exits", "ranks") and key in hints:
+                hints[key] = hints[key] + [v for v in value if v not in hints[key]]
+            else:
+                hints.setdefault(key, value)
+        warnings.extend(w for w in parser.warnings if w not in warnings)
+        stacks.extend(parser.stacks)
+        dropped += parser.dropped
+        if cut:
+            unread.append(cut if len(paths) == 1 else "%s: %s" % (name, cut))
+    if len(paths) > 1:
+        hints["distributed"] = True
     failing = [c for c in crashes if c["dataloader"]]
-    ev = Evidence(source="log", target=path, start_method=start_method,
+    ev = Evidence(source="log", target=" ".join(paths), start_method=start_method,
                   outcome="crashed" if crashes else "passed",
                   exceptions=[e for c in failing for e in c["exceptions"]],
                   lines=[t for c in failing for t in c["lines"]],
-                  warnings=parser.warnings, stacks=parser.stacks)
-    ev.hints = dict(parser.hints)
+                  warnings=warnings, stacks=stacks)
+    ev.hints = hints
     ev.hints["crashes"] = failing
     ev.hints["other_crashes"] = [c for c in crashes if not c["dataloader"]]
-    if parser.dropped:
-        ev.hints["dropped"] = parser.dropped
-    if skipped:
-        ev.hints["unread"] = "the log is larger than %s: only its last %s were read" % (
-            _size(skipped + limit), _size(limit))
-    elif reader.cut:
-        ev.hints["unread"] = "only the first %s of the log were read" % _size(limit)
+    if dropped:
+        ev.hints["dropped"] = dropped
+    if unread:
+        ev.hints["unread"] = "; ".join(unread)
     ev.host = {key: ev.hints.get(key) for key in ("os", "python", "torch")}
     ev.hints["source_roots"] = default_roots(sources)
     ev.static = _static_for_user_files(ev, start_method)
     return ev
+
+
+def _node_name(path, paths):
+    """A log's node: its file name (its path where two logs share a name)."""
+    if path == "-":
+        return "stdin"
+    name = os.path.basename(path)
+    same = [p for p in paths if os.path.basename(p) == name]
+    return path if len(same) > 1 else name
 
 
 def _size(count):
@@ -248,10 +294,17 @@ def _crash_key(crash):
 
 def log_parts(ev):
     """The evidence to diagnose for a log: the whole of it when it holds one crash at
-    most; else each crash once, then the rest (warnings, static findings) once."""
+    most; else each crash once, then the rest (warnings, static findings) once. A
+    distributed job's crash is read with the lines its scheduler and launcher printed
+    for the whole job (``slurmstepd: error: Detected 1 oom_kill event``)."""
     crashes = ev.hints.get("crashes") or []
-    if len(crashes) <= 1:
+    distributed = ev.hints.get("distributed")
+    if len(crashes) <= 1 and not distributed:
         return [ev]
+    job = {}
+    for crash in ev.hints.get("other_crashes") or [] if distributed else []:
+        if crash.get("rank") is None and not crash["exceptions"]:
+            job.setdefault(crash.get("node"), []).extend(crash["lines"])
     parts, seen = [], set()
     for crash in crashes:
         key = _crash_key(crash)
@@ -259,7 +312,7 @@ def log_parts(ev):
             seen.add(key)
             part = copy.copy(ev)
             part.exceptions = crash["exceptions"]
-            part.lines = crash["lines"]
+            part.lines = crash["lines"] + job.get(crash.get("node"), [])
             part.warnings = []
             part.static = []
             parts.append(part)
@@ -278,19 +331,19 @@ def diagnose_log(ev, found_in_parts):
     a crash that left only the generic line is explained by a specific one when the
     log has it.  Later crashes with a different cause follow as further diagnoses."""
     crashes = ev.hints.get("crashes") or []
+    if ev.hints.get("distributed"):
+        found = distributed.diagnose_job(ev, _per_crash(crashes, found_in_parts),
+                                         found_in_parts[-1])
+        _say_generic(ev, found)
+        return found
     if len(crashes) <= 1:
         found = found_in_parts[0]
         if found and found[0].code == "DLW206":
             ev.outcome = "crashed"  # a hang shown by stacks alone is the run's failure too
         _say_generic(ev, found)
         return found
-    seen = {}
-    for crash in crashes:
-        key = _crash_key(crash)
-        if key not in seen:
-            seen[key] = found_in_parts[len(seen)]
-    per_crash = [(crash, seen[_crash_key(crash)]) for crash in crashes]
-    specific = [(c, d) for c, d in per_crash if d and not _is_generic(d)]
+    per_crash = _per_crash(crashes, found_in_parts)
+    specific = [(c, d) for c, d in per_crash if d and not is_generic(d)]
     chosen = specific[0] if specific else per_crash[0]
     found = list(chosen[1])
     where = ", ".join(str(c["line"]) for c in crashes[:5]) + (", ..." if len(crashes) > 5 else "")
@@ -319,11 +372,14 @@ def diagnose_log(ev, found_in_parts):
     return found
 
 
-def _is_generic(diags):
-    """diagnose()'s list of what a bare symptom can mean (see diagnose.generic)."""
-    return all(d.confidence == "possible" and d.evidence
-               and d.evidence[0].startswith("the log holds only the generic symptom")
-               for d in diags)
+def _per_crash(crashes, found_in_parts):
+    """(crash, its diagnoses) for each crash: a crash printed again shares the first's."""
+    seen = {}
+    for crash in crashes:
+        key = _crash_key(crash)
+        if key not in seen:
+            seen[key] = found_in_parts[len(seen)]
+    return [(crash, seen[_crash_key(crash)]) for crash in crashes]
 
 
 def _say_generic(ev, found):
@@ -335,7 +391,9 @@ def _say_generic(ev, found):
         found[0].evidence.append("the log comes from %s (%s)%s" % (
             ev.hints["os"], ev.hints.get("os_from", "").strip(), "".join(
                 ", %s %s" % (k, ev.hints[k]) for k in ("python", "torch") if ev.hints.get(k))))
-    if not found:
+    if not found and ev.hints.get("distributed"):
+        ev.hints["note"] = distributed.note(ev)
+    elif not found:
         others = ev.hints.get("other_crashes") or []
         if others and others[-1]["exceptions"]:
             ev.hints["note"] = ("the log shows a crash that is not a DataLoader failure: %s"

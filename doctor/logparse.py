@@ -18,16 +18,41 @@ import re
 from doctor.evidence import Exc, Frame
 from flake8_dlworker.catalog import RULES
 
+#: lines a distributed job's launcher, scheduler and collectives print (api.py, spawn.py,
+#: ProcessGroupNCCL, gloo's tcp pair, srun and slurmstepd), read as notable lines
+DISTRIBUTED_LINES = (
+    r"Sending process \d+ closing signal", r"failed \(exitcode: -?\d+\) local_rank:",
+    r"Terminating process \d+ via signal", r"Received Signals\.\w+ death signal",
+    r"Watchdog caught collective operation timeout", r"watchdog got stuck",
+    r"Some NCCL operations have failed or timed out", r"Connection closed by peer",
+    r"gloo/transport/tcp/pair\.cc:\d+\] Read error", r"^srun: error: ",
+    r"^slurmstepd: error: ")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 #: prefixes that launchers and loggers put before every line: torchrun's
-#: ``[rank0]:``/``[default0]:``, ISO or log-module timestamps, bracketed times, srun's
-#: ``--label`` task number
+#: ``[rank0]:``/``[default0]:`` (the rank, or the local rank under ``--tee``), ISO or
+#: log-module timestamps, bracketed times, srun's ``--label`` task number (the rank)
 _PREFIX = re.compile(
-    r"^(?:\[(?:rank|default)\d+\]:\s?"
-    r"|\[?\d{4}-\d\d-\d\d[ T][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]? ?(?:[-|] )?"
+    r"^(?:\[(?:rank|default)(?P<rank>\d+)\]:\s?"
+    r"|\[?(?P<iso>\d{4}-\d\d-\d\d[ T][\d:.,]+)(?:Z|[+-]\d\d:?\d\d)?\]? ?(?:[-|] )?"
     r"|\[\d\d:\d\d:\d\d(?:[.,]\d+)?\] ?"
-    r"| ?\d{1,4}: )")  # srun --label: "0: ", "12: "
+    r"| ?(?P<label>\d{1,4}): )")  # srun --label: "0: ", "12: "
 _TB_TEXT = "Traceback (most recent call last):"
+#: torch.multiprocessing.spawn's ProcessRaisedException: the rank's own traceback follows
+_SPAWN_ERROR = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:$")
+#: the elastic agent's error summary (ChildFailedError.format_msg): "Failures:", then
+#: "Root Cause (first observed failure):", each entry "[0]:" and its "  key : value" lines
+_ELASTIC_SECTIONS = {"Failures:": "failures", "Root Cause (first observed failure):": "root"}
+_ELASTIC_ENTRY = re.compile(r"^\[(?P<idx>\d+)\]:$")
+_ELASTIC_FIELD = re.compile(r"^ {1,4}(?P<key>time|host|rank|exitcode|error_file|traceback|msg)"
+                            r"\s*: ?(?P<value>.*)$")
+_ELASTIC_RANK = re.compile(r"^(?P<rank>\d+) \(local_rank: (?P<local>\d+)\)")
+_ELASTIC_EXIT = re.compile(r"^(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)\s*(?:\((?P<sig>SIG\w+)\))?")
+#: what torchrun and mp.spawn raise when a rank failed
+_LAUNCHER_ERRORS = ("ChildFailedError", "ProcessRaisedException", "ProcessExitedException")
+_RANK_IN_LINE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
+_RULE_LINE = re.compile(r"^(?:={3,}|-{3,})$")
+#: the most ranks read apart (a larger job's lines beyond these are read as one stream)
+MAX_RANKS = 1024
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _ORIGINAL = re.compile(r"^\s*Original Traceback \(most recent call last\):\s*$")
 _FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*))?')
@@ -72,6 +97,7 @@ _IGNORED_HEAD = re.compile(r"^Exception ignored in: ")
 _NOTABLE = re.compile("(%s)" % "|".join(
     (r"ERROR: Unexpected .* encountered in worker", r"is killed by signal",
      r"exited unexpectedly", r"core dumped", r"WinError", r"Fatal Python error")
+    + DISTRIBUTED_LINES
     + tuple(line for rule in RULES.values() for line in rule.texts("log_lines"))))
 #: a cheap first look: a line with none of these can only carry hints or noise.  Every
 #: line the parser acts on outside a traceback holds one (a traceback's own lines are
@@ -82,8 +108,11 @@ _NOTABLE = re.compile("(%s)" % "|".join(
 _KEYS = ("Traceback", "Error", "ERROR", "Warning", "Exception", "Killed", "Fatal", "Fault",
          "Process", "DataLoader", "The above exception", "During handling", "Current thread",
          "Thread ", "huggingface", "(core dumped)", "Timeout (", "FAILURES", "FAILED ",
-         "`IterableDataset`") + tuple(
+         "`IterableDataset`", "Root Cause (first observed failure)", "Failures:") + tuple(
              key for rule in RULES.values() for key in rule.texts("log_keys"))
+_KEYS += ("Sending process", "(exitcode", "Terminating process", "Received Signals",
+          "Watchdog", "NCCL", "Connection closed", "Read error", "srun: error",
+          "slurmstepd: error")
 _KEY_RE = re.compile("|".join(re.escape(key) for key in _KEYS))
 
 
@@ -138,22 +167,48 @@ MAX_LINE = 64 * 1024   # characters of one line looked at
 
 
 def _clean_one(line):
+    """(the line without its prefixes, the rank its prefix names or None, its time
+    (:func:`when`) or None)."""
     if "\x00" in line:
         line = line.replace("\x00", "")
-    match = _PREFIX.match(line)
-    if match:
-        line = line[match.end():]
-        # torchrun puts the rank prefix after the timestamp too
+    rank = time = None
+    for _ in range(2):  # torchrun puts the rank prefix after the timestamp too
         match = _PREFIX.match(line)
-        if match:
-            line = line[match.end():]
-    return line
+        if not match:
+            break
+        line = line[match.end():]
+        if match["rank"] or match["label"]:
+            rank = int(match["rank"] or match["label"])
+        elif match["iso"]:
+            time = when(match["iso"])
+    return line, rank, time
+
+
+_GLOG_TIME = re.compile(r"^\[?[IWEF](?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d(?:\.\d+)?) ")
+
+
+def when(text):
+    """A time the log prints, comparable with another as text: ``MM-DD HH:MM:SS.fff``
+    from an ISO or logging-module stamp (``2026-12-07 12:03:57,331``), the elastic
+    summary's (``2026-12-07_12:03:57``) or glog's (``E1207 12:03:57.620000``, the
+    launcher's and NCCL's lines); None for anything else."""
+    glog = _GLOG_TIME.match(text)
+    if glog:
+        return "%s-%s %s" % (glog["md"][:2], glog["md"][2:], glog["hms"])
+    if len(text) >= 19 and text[4] == "-" and text[10] in " T_":
+        return "%s %s" % (text[5:10], text[11:].replace(",", ".").rstrip("Z"))
+    return None
 
 
 def clean_parts(raw):
     """One physical log line -> the lines as the program printed them: no colour,
     no NUL bytes, no rank or timestamp prefix, each carriage-return rewrite its own
     line, a traceback glued to the end of a progress bar split off."""
+    return [part[0] for part in _ranked_parts(raw)]
+
+
+def _ranked_parts(raw):
+    """:func:`clean_parts`, each line with the rank and the time its prefixes name."""
     if len(raw) > MAX_LINE:
         raw = raw[:MAX_LINE]
     if "\x1b" in raw:
@@ -164,12 +219,12 @@ def clean_parts(raw):
     for part in parts:
         if not part.strip() and len(parts) > 1:
             continue
-        part = _clean_one(part)
+        part, rank, time = _clean_one(part)
         at = part.find(_TB_TEXT)
         if at > 0 and part[:at].strip() and not part[:at].rstrip().endswith((":", "Original")):
-            out.append(part[:at])
+            out.append((part[:at], rank, time))
             part = part[at:]
-        out.append(part)
+        out.append((part, rank, time))
     return out
 
 
@@ -207,6 +262,15 @@ class LogParser:
         self._ipy_type = None
         self._pytest = None    # a pytest failure being read: [frames, E lines]
         self._pytest_section = False  # inside pytest's FAILURES: every line is read
+        self.rank = None       # the rank whose lines this parser reads (a rank's parser)
+        self._ranks = {}       # rank -> the parser of the lines with that rank's prefix
+        self.ranks_seen = set()
+        self._line_rank = []   # the rank each of self.lines came from (None: no rank)
+        self._line_time = []   # the time each of self.lines was printed at, or None
+        self._time = None      # the time of the line being read (its prefix's), or None
+        self._start_time = None
+        self._spawn_rank = None  # inside mp.spawn's "-- Process N terminated with ..."
+        self._elastic = None   # the elastic agent's error summary being read
 
     # -- input -------------------------------------------------------------
     def feed(self, raw):
@@ -217,13 +281,47 @@ class LogParser:
             # a progress bar rewritten in place: only what stayed on screen matters
             raw = raw.rstrip("\r\n").rsplit("\r", 1)[-1]
         head = raw[:1]
+        label = head == " " and raw[1:2].isdigit()  # srun pads its labels: " 3: "
         if ("\r" not in raw and "\x1b" not in raw and "\x00" not in raw and head != "["
-                and not head.isdigit() and len(raw) <= MAX_LINE and self._pytest is None
-                and raw.find(_TB_TEXT, 1) < 0):
+                and not head.isdigit() and not label and len(raw) <= MAX_LINE
+                and self._pytest is None and raw.find(_TB_TEXT, 1) < 0):
             self._feed_line(raw.rstrip("\n"))  # nothing to clean: the common case
             return
-        for line in clean_parts(raw):
-            self._feed_line(line)
+        for line, rank, time in _ranked_parts(raw):
+            if rank is None or self.rank is not None:
+                self._time = time or self._time
+                self._feed_line(line)
+                continue
+            if "rank_prefix" not in self.hints and ("[rank" in raw[:80]
+                                                    or "[default" in raw[:80]):
+                self.hints["rank_prefix"] = True  # torchrun's, not a label srun may add
+            self._rank_parser(rank).feed_ranked(line, self.lineno, time)
+
+    def _rank_parser(self, rank):
+        """The parser of one rank's lines: ranks print at once, their lines interleave,
+        and each rank's tracebacks are read on their own."""
+        found = self._ranks.get(rank)
+        if found is None:
+            if len(self._ranks) >= MAX_RANKS:
+                return self
+            found = self._ranks[rank] = LogParser()
+            found.rank = rank
+            self.ranks_seen.add(rank)
+        return found
+
+    def feed_ranked(self, line, lineno, time=None):
+        """A line of this rank (its prefix taken off), at the log's line ``lineno``."""
+        self.lineno = lineno
+        self._time = time or self._time
+        if not self.torch_seen and "torch" in line:
+            self.torch_seen = True
+        self._feed_line(line)
+
+    def _idle(self):
+        """No block open here nor in any rank's parser: quiet lines may be skipped."""
+        return (self._state is None and not self._chained and self._who is None
+                and self._pytest is None and not self._pytest_section
+                and all(p._idle() for p in self._ranks.values()))
 
     def feed_block(self, text):
         """Several lines at once (joined by newlines): while no block is open, the lines
@@ -233,8 +331,7 @@ class LogParser:
         pos = 0
         size = len(text)
         while pos <= size:
-            if (self._state is None and not self._chained and self._who is None
-                    and self._pytest is None and not self._pytest_section):
+            if self._idle():
                 match = _KEY_RE.search(text, pos)
                 hit = match.start() if match else size
                 start = text.rfind("\n", pos, hit) + 1 if hit < size else size + 1
@@ -273,6 +370,8 @@ class LogParser:
             self._fault_line(line)
         elif self._state == "pyspy":
             self._pyspy_line(line)
+        elif self._state == "elastic":
+            self._elastic_line(line)
         else:
             self._free_line(line)
 
@@ -282,6 +381,8 @@ class LogParser:
         return self.close()
 
     def close(self):
+        if self._state == "elastic":
+            self._end_elastic()
         if self._state in ("traceback", "ipython"):
             # a log may end right after an exception's message; anywhere else it was cut
             cut = self._state == "ipython" or self._phase != "message"
@@ -292,7 +393,50 @@ class LogParser:
             self._finish_fault()
         if self._pytest is not None:
             self._finish_pytest()
+        self._merge_ranks()
         return self
+
+    def _merge_ranks(self):
+        """Each rank's findings into this parser's, in log order, each marked with its
+        rank (its exceptions' ``rank``, its lines' in ``_line_rank``)."""
+        if not self._ranks:
+            return
+        excs = list(zip(self._exc_at, range(len(self._exc_at)), self.exceptions))
+        lines = list(zip(self._line_at, range(len(self._line_at)), self.lines,
+                         self._line_rank, self._line_time))
+        order = len(excs) + len(lines)
+        for rank in sorted(self._ranks):
+            part = self._ranks[rank]
+            part.close()
+            excs += [(at, order + i, exc) for i, (at, exc)
+                     in enumerate(zip(part._exc_at, part.exceptions))]
+            lines += [(at, order + i, *kept) for i, (at, *kept) in enumerate(
+                zip(part._line_at, part.lines, part._line_rank, part._line_time))]
+            order += len(part.exceptions) + len(part.lines)
+            for text in part.warnings:
+                self._warn(text)
+            self.stacks.extend(part.stacks[:max(0, MAX_KEPT - len(self.stacks))])
+            for key, value in part.hints.items():
+                if key == "worker_exits":
+                    for record in value:
+                        self._worker_hint(record)
+                else:
+                    self.hints.setdefault(key, value)
+            self.dropped += part.dropped
+            self.ignored += part.ignored
+            self.torch_seen = self.torch_seen or part.torch_seen
+        excs.sort(key=lambda e: e[:2])
+        lines.sort(key=lambda e: e[:2])
+        self._exc_at = [e[0] for e in excs][:MAX_KEPT]
+        self.exceptions = [e[2] for e in excs][:MAX_KEPT]
+        self._line_at = [e[0] for e in lines][:MAX_KEPT]
+        self.lines = [e[2] for e in lines][:MAX_KEPT]
+        self._line_rank = [e[3] for e in lines][:MAX_KEPT]
+        self._line_time = [e[4] for e in lines][:MAX_KEPT]
+        self._ranks = {}
+        self.hints["ranks"] = sorted(self.ranks_seen)
+        if len(self.ranks_seen) > 1 or self.hints.get("rank_prefix"):
+            self.hints["distributed"] = True
 
     # -- outside any block ---------------------------------------------------
     def _free_line(self, line):
@@ -313,6 +457,16 @@ class LogParser:
                 return
         if stripped in _CAUSE:
             self._chained = True
+            return
+        spawned = _SPAWN_ERROR.match(stripped)
+        if spawned:  # mp.spawn: the next traceback is the rank's own
+            self._spawn_rank = int(spawned["rank"])
+            self.hints["distributed"] = True
+            return
+        self._spawn_rank = None
+        if stripped in _ELASTIC_SECTIONS and self.rank is None:  # the summary pasted alone
+            self._begin_elastic()
+            self._elastic_line(line)
             return
         if not self._chained:
             self._context = None
@@ -368,11 +522,20 @@ class LogParser:
         if warning:
             self._warn("%s: %s" % (warning["type"] or "UserWarning", warning["msg"]))
         elif _NOTABLE.search(stripped):
-            if len(self.lines) < MAX_KEPT:
-                self.lines.append(stripped)
-                self._line_at.append(self.lineno)
-            else:
-                self.dropped += 1
+            self._keep_line(stripped, self.lineno)
+
+    def _keep_line(self, text, at):
+        if len(self.lines) < MAX_KEPT:
+            self.lines.append(text)
+            self._line_at.append(at)
+            rank = self.rank
+            if rank is None:  # NCCL's own lines name it: "[Rank 3] Watchdog caught ..."
+                named = _RANK_IN_LINE.search(text[:200])
+                rank = int(named["rank"]) if named else None
+            self._line_rank.append(rank)
+            self._line_time.append(when(text) or self._time)
+        else:
+            self.dropped += 1
 
     def _warn(self, text):
         if text in self.warnings[-20:]:
@@ -386,6 +549,94 @@ class LogParser:
         self._state = state
         self._pending = pending
         self._start = self.lineno
+        self._start_time = self._time
+
+    # -- the elastic agent's error summary (ChildFailedError) ---------------------------
+    def _begin_elastic(self):
+        self._begin("elastic", [])
+        self._elastic = {"section": None, "entry": None, "tb": None}
+        self.hints["distributed"] = True
+
+    def _elastic_line(self, line):
+        """One line of the summary: its sections, each failure's ``[N]:`` and its fields;
+        a field ``traceback`` (the rank's error file, ``@record``) holds a whole
+        traceback, indented by two spaces."""
+        table = self._elastic
+        stripped = line.strip()
+        if table["tb"] is not None:
+            if line.startswith("  ") or not stripped:
+                table["tb"].append((line[2:], self.lineno))
+                return
+            self._end_entry()
+        if _RULE_LINE.match(stripped):
+            self._end_entry()
+            if stripped.startswith("=") and table["section"] == "root":
+                self._end_elastic()
+            return
+        if stripped in _ELASTIC_SECTIONS:
+            self._end_entry()
+            table["section"] = _ELASTIC_SECTIONS[stripped]
+            return
+        entry = _ELASTIC_ENTRY.match(stripped)
+        if entry and table["section"]:
+            self._end_entry()
+            table["entry"] = {"root": table["section"] == "root", "line": self.lineno}
+            return
+        field = _ELASTIC_FIELD.match(line)
+        if field and table["entry"] is not None:
+            self._elastic_field(table, field["key"], field["value"].strip())
+            return
+        if not stripped or stripped == "<NO_OTHER_FAILURES>" or (
+                table["section"] is None and stripped.endswith(" FAILED")):
+            return
+        self._end_elastic()
+        self._feed_line(line)
+
+    def _elastic_field(self, table, key, value):
+        entry = table["entry"]
+        if key == "rank":
+            found = _ELASTIC_RANK.match(value)
+            if found:
+                entry["rank"], entry["local_rank"] = int(found["rank"]), int(found["local"])
+        elif key == "exitcode":
+            found = _ELASTIC_EXIT.match(value)
+            if found:
+                entry["exitcode"], entry["pid"] = int(found["code"]), int(found["pid"])
+                entry["signal"] = found["sig"]
+        elif key in ("traceback", "msg"):
+            entry["traceback"] = value.strip('"')[:300]
+            if value.startswith(_TB_TEXT):
+                table["tb"] = [(_TB_TEXT, self.lineno)]
+        else:
+            entry[key] = value[:200]
+
+    def _end_entry(self):
+        """A failure of the summary read: kept in ``hints["elastic"]``; its traceback,
+        where the rank's own output is not in the log, read as that rank's."""
+        table = self._elastic
+        entry, lines = table["entry"], table["tb"]
+        table["entry"], table["tb"] = None, None
+        if entry is None:
+            return
+        found = self.hints.setdefault("elastic", [])
+        if len(found) < 64:
+            found.append(entry)
+        rank = entry.get("rank")
+        if not lines or rank is None:
+            return
+        part = self._rank_parser(rank)
+        if (part is self or part.exceptions or part._state is not None
+                or any(e.rank == rank for e in self.exceptions)):
+            return  # the rank printed it in the log already
+        for text, at in lines:
+            part.feed_ranked(text, at, when(entry.get("time", "")))
+        if part._state == "traceback":
+            part._finish_traceback()
+
+    def _end_elastic(self):
+        self._end_entry()
+        self._state = None
+        self._elastic = None
 
     def _append(self, line):
         if len(self._pending) < MAX_BLOCK:
@@ -444,7 +695,7 @@ class LogParser:
             self._append(line)
             return
         self._finish_traceback()
-        self._free_line(line)
+        self._feed_line(line)
 
     def _finish_traceback(self, cut=False):
         exc = _parse_block(self._pending, cut)
@@ -469,10 +720,17 @@ class LogParser:
             exc.process = who
             if who.startswith("thread") and any(f.func == "_pin_memory_loop" for f in exc.frames):
                 exc.process = "pin memory thread"  # Python < 3.10 names no target
+        exc.rank = self.rank if self.rank is not None else self._spawn_rank
+        exc.time = self._start_time
         self._hint_exc(exc)
+        if exc.type.endswith(_LAUNCHER_ERRORS):
+            self.hints["distributed"] = True
+        if exc.type.endswith("ChildFailedError") and self.rank is None:
+            self._begin_elastic()  # the agent's summary follows the exception's line
         if self._chained and self._context is not None:
             exc.context = self._context
             # the earlier exception is no longer the last of its chain
+            exc.time = self._context.time or exc.time  # the chain began with its first
             if self.exceptions and self.exceptions[-1] is self._context:
                 self.exceptions.pop()
                 self._start = self._exc_at.pop()
@@ -607,9 +865,8 @@ class LogParser:
         self._pending = []
         if text and len(self.stacks) < MAX_KEPT:
             self.stacks.append(text)
-        if text.startswith("Fatal Python error") and len(self.lines) < MAX_KEPT:
-            self.lines.append(text.split("\n", 1)[0])
-            self._line_at.append(self._start)
+        if text.startswith("Fatal Python error"):
+            self._keep_line(text.split("\n", 1)[0], self._start)
 
     # -- hints -----------------------------------------------------------------
     def _hint(self, text, os_markers=None):
@@ -686,21 +943,36 @@ class LogParser:
         belongs to it, and so do the symptoms they print just after it (a Windows child's
         ``EOFError: Ran out of input`` once the parent gave up).  Each crash is a dict:
         ``line`` (where it starts), ``exceptions``, ``lines``, ``dataloader`` (whether it
-        shows a DataLoader failure at all)."""
-        events = [(at, 0, exc) for at, exc in zip(self._exc_at, self.exceptions)]
-        events += [(at, 1, text) for at, text in zip(self._line_at, self.lines)]
-        events.sort(key=lambda e: (e[0], e[1]))
+        shows a DataLoader failure at all), ``rank`` (the rank that printed it, or None).
+        The ranks of a distributed job are cut apart: a rank's crash holds only its lines."""
+        by_rank = {}
+        for at, exc in zip(self._exc_at, self.exceptions):
+            by_rank.setdefault(exc.rank, []).append((at, 0, exc, exc.time))
+        for at, text, rank, time in zip(self._line_at, self.lines, self._line_rank,
+                                        self._line_time):
+            by_rank.setdefault(rank, []).append((at, 1, text, time))
+        found = []
+        for rank, events in by_rank.items():
+            for crash in self._cut(sorted(events, key=lambda e: (e[0], e[1]))):
+                crash["rank"] = rank
+                found.append(crash)
+        found.sort(key=lambda c: c["line"])
+        return found
+
+    def _cut(self, events):
         found = []
         current = None
-        for at, kind, item in events:
+        for at, kind, item, time in events:
             symptom = _is_symptom(item)
             if current is None:
                 if (symptom and found and found[-1]["closed"] and kind == 0
                         and item.process != "main"):
                     found[-1]["exceptions"].append(item)
                     continue
-                current = {"line": at, "exceptions": [], "lines": [], "closed": False}
+                current = {"line": at, "exceptions": [], "lines": [], "closed": False,
+                           "time": None}
                 found.append(current)
+            current["time"] = current["time"] or time  # when the crash began, if printed
             if kind == 0:
                 current["exceptions"].append(item)
                 if item.process == "main":

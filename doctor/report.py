@@ -315,7 +315,11 @@ def _label(ev, number, diag):
     if ev.source == "check":
         return "found statically"
     label = "root cause" if number == 0 and ev.outcome != "passed" else "also found"
-    return "%s, %s" % (label, diag.confidence)
+    label = "%s, %s" % (label, diag.confidence)
+    if diag.rank is not None:
+        label += ", %srank %d" % ("node %s, " % inert_line(diag.node) if diag.node else "",
+                                  diag.rank)
+    return label
 
 
 def _place(diag):

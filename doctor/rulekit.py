@@ -87,6 +87,10 @@ class Diagnosis:
     detail: str = ""                 # one line naming this case, shown after the title
     #: a notebook's cell (0-based index, markdown cells counted); ``line`` is in that cell
     cell: Optional[int] = None
+    #: the rank of a distributed job whose failure this is, and its node where the
+    #: evidence comes from several (``explain node0.log node1.log``); None otherwise
+    rank: Optional[int] = None
+    node: Optional[str] = None
 
     @property
     def rule(self):
@@ -96,11 +100,16 @@ class Diagnosis:
         place = {"path": self.path, "line": self.line}
         if self.cell is not None:  # SPEC: "cell" beside path and line, for notebooks only
             place = {"path": self.path, "cell": self.cell, "line": self.line}
-        return {
+        found = {
             "code": self.code, "title": self.rule.title, "confidence": self.confidence,
             "explanation": self.rule.explanation, "evidence": self.evidence,
             **place, "patch": self.patch, "verified": self.verified,
         }
+        if self.rank is not None:  # SPEC: "rank" (and "node" where there are several)
+            found["rank"] = self.rank
+            if self.node is not None:
+                found["node"] = self.node
+        return found
 
 
 def texts(ev):

@@ -7,7 +7,8 @@ Every file in tests/logs/ names its expected outcome before the double underscor
   are listed, every one ``possible``, with the command to run next;
 - ``none__...``: exit 0, no diagnosis (no DataLoader failure in the log).
 
-EXTRA holds what some logs must also show (the user's frame, confidence, evidence).
+EXTRA holds what some logs must also show (the user's frame, confidence, evidence, and
+for a distributed job's log the rank whose failure came first).
 """
 import json
 import os
@@ -117,6 +118,39 @@ EXTRA = {
         "evidence": "Can't pickle local object 'make_loader.<locals>.<lambda>'"},
     "dlw107__torchrun_rank1_cuda_error_out_of_memory_worker.log": {
         "evidence": "(raised in worker 3)"},
+    # distributed jobs: the first failure across ranks, the others' symptoms folded in
+    "dlw201__torchrun_linux_py311_rank1_worker_killed_rank0_gloo_closed.log": {
+        "rank": 1, "evidence": "rank 1 failed first: the elastic agent's summary names it"},
+    "dlw201__torchrun_redirects_only_error_file_traceback.log": {
+        "rank": 1, "evidence": "rank 0: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo"},
+    "dlw201__torchrun_record_rank_output_and_error_file.log": {
+        "rank": 1, "evidence": "rank 0 ended with exitcode -15 (SIGTERM)"},
+    "dlw201__torchrun_fd_sharing_rank1_exited_unexpectedly_chain.log": {
+        "rank": 1, "evidence": "Sending process 20013 closing signal SIGTERM"},
+    "dlw201__torchrun_two_nodes_node1_rank1_worker_killed.log": {"rank": 1, "count": 1},
+    "dlw201__torchrun_two_nodes_concatenated_node0_first.log": {
+        "rank": 1, "evidence": "(time 2026-12-07_12:12:52, host localhost, exitcode 1)"},
+    "dlw201__mp_spawn_linux_process_1_worker_killed.log": {
+        "rank": 1, "evidence": "ProcessRaisedException (what followed from rank 1's failure)"},
+    "dlw205__mp_spawn_linux_py311_process_1_keyerror_in_worker.log": {
+        "rank": 1, "evidence": "worker 1 raised KeyError: 'sample_5'"},
+    "dlw201__slurm_srun_label_rank1_oom_kill_event.log": {
+        "rank": 1, "confidence": "certain", "evidence": "oom_kill event"},
+    "dlw201__slurm_srun_label_interleaved_ranks_killed.log": {
+        "rank": 1, "evidence": "rank 0: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo"},
+    "dlw202__slurm_srun_nccl_watchdog_after_rank1_bus_error.log": {
+        "rank": 1, "evidence": "[Rank 0] Watchdog caught collective operation timeout"},
+    "dlw205__lightning_ddp_spawn_linux_process_1_keyerror_in_worker.log": {
+        "rank": 1, "evidence": "worker 0 raised KeyError: 'spk_1187'"},
+    "dlw205__lightning_ddp_linux_rank1_indexerror_rank0_gloo_read_error.log": {
+        "rank": 1, "evidence": "Read error [127.0.0.1]:14512: Connection reset by peer"},
+    "dlw102__win_mp_spawn_gloo_process_1_cant_pickle_local_lambda.log": {"rank": 1},
+    "dlw205__win_torchrun_gloo_uv_rank1_filenotfound_rank0_recv_timeout.log": {
+        "rank": 1, "evidence": "Timed out waiting 1800000ms for recv operation to complete"},
+    "generic__torchrun_rank1_rebuild_storage_fd_connection_reset.log": {"rank": 1},
+    "dlw205__slurm_srun_rank0_workers_terminated_before_rank1_keyerror.log": {
+        "rank": 1, "evidence": "rank 0: RuntimeError: DataLoader worker (pid 90417) is killed "
+                               "by signal: Terminated. (what followed from rank 1's failure)"},
 }
 
 
@@ -139,7 +173,8 @@ def test_enough_logs_across_platforms_and_outcomes():
     assert {"none", "generic"} <= kinds
     assert len([k for k in kinds if k.startswith("dlw")]) >= 14
     for platform in ("win", "linux", "macos", "jupyter", "pytest", "pyspy", "faulthandler",
-                     "torchrun", "k8s", "docker", "py38", "py314", "torch1"):
+                     "torchrun", "k8s", "docker", "py38", "py314", "torch1", "mp_spawn",
+                     "slurm", "lightning_ddp"):
         assert any("_%s_" % platform in n or "__%s" % platform in n for n in ALL_LOGS), platform
     assert set(EXTRA) <= set(ALL_LOGS)
     assert sorted(LOCATIONS) == ALL_LOGS  # every log says where its user frame is, or "-"
@@ -172,9 +207,11 @@ def test_log(name):
     if LOCATIONS[name] != "-":
         path, line = LOCATIONS[name].rsplit(":", 1)
         assert (root["path"], root["line"]) == (path, int(line)), (root["path"], root["line"])
-    for field in ("path", "line", "confidence"):
+    for field in ("path", "line", "confidence", "rank"):
         if field in extra:
-            assert root[field] == extra[field], (field, root[field])
+            assert root.get(field) == extra[field], (field, root.get(field))
+    if "rank" in extra:  # every diagnosis of a rank's crash names it
+        assert all(d.get("rank") is not None for d in diagnoses if d["path"]), diagnoses
     if "evidence" in extra:
         assert any(extra["evidence"] in e for e in root["evidence"]), root["evidence"]
     if "also" in extra:
@@ -334,3 +371,120 @@ def test_real_crash_output(tmp_path, script, spawn):
     assert root["code"] == os.path.basename(script).split("_", 1)[0].upper()
     assert root["path"] == script
     assert isinstance(root["line"], int)
+
+
+# -- a distributed job: several logs, the first failure across ranks and nodes -----------
+
+NODE0 = os.path.join("tests", "logs", "none__torchrun_two_nodes_node0_only_peer_closed.log")
+NODE1 = os.path.join("tests", "logs", "dlw201__torchrun_two_nodes_node1_rank1_worker_killed.log")
+
+
+@pytest.mark.parametrize("order", [(NODE0, NODE1), (NODE1, NODE0)],
+                         ids=["node0-first", "node1-first"])
+def test_several_logs_name_the_first_failure_with_node_and_rank(order):
+    """Two torchrun agents' logs (--nnodes 2, recorded here): node 1's rank 1 lost a worker,
+    node 0's rank 0 only lost its peer; whichever log comes first, the root cause is
+    node 1's, and node 0's symptoms and its agent's later "Root Cause" are folded in."""
+    result = explain("--json", *order)
+    assert result.returncode == 1, result.stderr
+    diagnoses = json.loads(result.stdout)["diagnoses"]
+    assert len(diagnoses) == 1
+    root = diagnoses[0]
+    assert (root["code"], root["rank"], root["node"]) == ("DLW201", 1, os.path.basename(NODE1))
+    assert (root["path"], root["line"]) == ("/home/ana/ddp/train_ddp.py", 31)
+    evidence = "\n".join(root["evidence"])
+    assert "rank 1 failed first" in evidence
+    assert "rank 0: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo" in evidence
+    assert "names rank 0 first on that node, at 2026-12-07_12:12:54" in evidence
+    text = explain(*order).stdout.decode()
+    assert "[root cause, likely, node %s, rank 1]" % os.path.basename(NODE1) in text
+
+
+def test_symptoms_alone_say_the_cause_is_in_another_log():
+    """Only node 0's log: its rank shows only what followed (gloo lost its peer), so
+    nothing is diagnosed, and the note says where the cause is, not ChildFailedError."""
+    result = explain(NODE0)
+    out = result.stdout.decode()
+    assert result.returncode == 0
+    assert "only what follows a failure elsewhere (rank 0: RuntimeError:" in out
+    assert "in another log" in out
+    assert "ChildFailedError" not in out
+
+
+def test_spawn_rank_killed_is_named_not_the_launcher_exception():
+    result = explain(os.path.join("tests", "logs",
+                                  "none__mp_spawn_process_1_terminated_with_signal_sigkill.log"))
+    out = result.stdout.decode()
+    assert result.returncode == 0
+    assert "mp.spawn's rank 1 terminated with signal SIGKILL" in out
+
+
+def test_text_report_says_the_rank():
+    result = explain(os.path.join(
+        "tests", "logs", "dlw205__mp_spawn_linux_py311_process_1_keyerror_in_worker.log"))
+    out = result.stdout.decode()
+    assert result.returncode == 1
+    assert "[root cause, certain, rank 1]" in out
+
+
+def test_several_logs_one_missing(tmp_path):
+    _bad(explain(NODE0, str(tmp_path / "node1.log")), "no such file")
+
+
+def test_several_logs_one_empty(tmp_path):
+    empty = tmp_path / "node1.log"
+    empty.write_bytes(b"")
+    _bad(explain(NODE0, str(empty)), "the log is empty")
+
+
+def test_stdin_twice():
+    _bad(explain("-", "-", stdin=b"x\n"), "standard input can be read once")
+
+
+def _timed_log(rank, stamp, error, where):
+    lines = ["Traceback (most recent call last):",
+             '  File "/home/u/train.py", line 9, in <module>', "    for batch in loader:",
+             '  File "/home/u/.venv/lib/python3.11/site-packages/torch/_utils.py", '
+             'line 694, in reraise', "    raise exception",
+             "%s: Caught %s in DataLoader worker process 0." % (error, error),
+             "Original Traceback (most recent call last):",
+             '  File "/home/u/data.py", line %d, in __getitem__' % where, "    x = f(i)",
+             "%s: 'bad sample'" % error]
+    return "".join("2026-12-07 %s,%03d - [rank%d]: %s\n" % (stamp, 100 + i, rank, line)
+                   for i, line in enumerate(lines))
+
+
+def test_without_a_summary_the_earliest_stamped_failure_is_the_root(tmp_path):
+    """Two nodes' logs with the logging module's timestamps and no elastic summary: the
+    failure printed first in time is the root cause, whichever log is named first; the
+    later one is folded in as a failure of its own, not as a symptom."""
+    late, early = tmp_path / "a.log", tmp_path / "b.log"
+    late.write_text(_timed_log(0, "10:05:01", "ValueError", 12))
+    early.write_text(_timed_log(1, "10:04:59", "KeyError", 30))
+    for order in ((late, early), (early, late)):
+        result = explain("--json", *map(str, order))
+        assert result.returncode == 1, result.stderr
+        root = json.loads(result.stdout)["diagnoses"][0]
+        assert (root["code"], root["rank"], root["node"], root["line"]) == (
+            "DLW205", 1, "b.log", 30)
+        assert "the earliest by the times the log prints (12-07 10:04:59.100)" in \
+            root["evidence"][0]
+        assert any(e.startswith("node a.log, rank 0 also failed") for e in root["evidence"])
+
+
+@needs.torch
+def test_real_torchrun_output(tmp_path):
+    """What torchrun really prints here (2 gloo ranks, a worker of rank 1 killed while rank
+    0 waits in all_reduce): rank 1's worker is the root cause, rank 0's lost peer and the
+    agent's ChildFailedError its evidence."""
+    script = os.path.join("tests", "ddp_worker_killed.py")
+    crashed = run_python(["-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+                          "2", script], cwd=ROOT, capture_output=True, timeout=300)
+    assert crashed.returncode != 0
+    log = tmp_path / "torchrun.log"
+    log.write_bytes(crashed.stdout + crashed.stderr)
+    result = explain("--json", str(log))
+    assert result.returncode == 1, result.stderr
+    root = json.loads(result.stdout)["diagnoses"][0]
+    assert (root["code"], root["rank"], root["path"]) == ("DLW201", 1, script), root
+    assert any("ChildFailedError" in e for e in root["evidence"]), root["evidence"]

@@ -337,3 +337,114 @@ def test_queue_feeder_thread_named_as_such():
         "    cls(buf, protocol).dump(obj)\n"
         "TypeError: cannot pickle '_io.BufferedReader' object\n")
     assert parsed.exceptions[0].process == "queue feeder thread"
+
+
+# -- distributed jobs: ranks read apart, the launcher's summary read -------------------
+
+def _interleaved(*tracebacks):
+    """Lines of several ranks' tracebacks as torchrun interleaves them (one each in turn)."""
+    streams = [["[rank%d]: %s" % (rank, line) for line in text.rstrip("\n").split("\n")]
+               for rank, text in tracebacks]
+    lines = []
+    while any(streams):
+        for stream in streams:
+            if stream:
+                lines.append(stream.pop(0))
+    return "\n".join(lines) + "\n"
+
+
+def test_interleaved_ranks_are_read_apart():
+    parser = parse_text(_interleaved((0, WORKER_TB), (1, SIGNAL_CHAIN)))
+    by_rank = {exc.rank: exc for exc in parser.exceptions}
+    assert sorted(by_rank) == [0, 1]
+    assert by_rank[0].original.last_line() == "ValueError: bad sample 3"
+    assert by_rank[1].context.last_line().startswith("RuntimeError: DataLoader worker (pid 9321)")
+    assert parser.hints["distributed"] and parser.hints["ranks"] == [0, 1]
+    crashes = parser.crashes()
+    assert [c["rank"] for c in crashes] == [0, 1]
+    assert all(len(c["exceptions"]) == 1 for c in crashes)
+
+
+SUMMARY = '''torch.distributed.elastic.multiprocessing.errors.ChildFailedError:{SP}
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-12-07_12:06:47
+  host      : node7
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 20557)  (SIGTERM)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 20557
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-12-07_12:06:45
+  host      : node7
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 20559){SP}
+  error_file: /tmp/torchelastic_x/attempt_0/1/error.json
+  traceback : Traceback (most recent call last):
+    File "/home/u/train.py", line 9, in <module>
+      for batch in loader:
+  RuntimeError: DataLoader worker (pid 9321) is killed by signal: Killed.{SP}
+{SP}{SP}
+============================================================
+'''.replace("{SP}", " ")  # torch's own trailing spaces
+
+
+def test_elastic_summary_entries_and_the_root_cause_traceback():
+    parser = parse_text("Traceback (most recent call last):\n"
+                        '  File "/usr/bin/torchrun", line 8, in <module>\n'
+                        "    sys.exit(main())\n" + SUMMARY + "after the summary\n")
+    entries = parser.hints["elastic"]
+    assert [(e["rank"], e["root"], e["exitcode"], e["signal"], e["time"]) for e in entries] == [
+        (0, False, -15, "SIGTERM", "2026-12-07_12:06:47"),
+        (1, True, 1, None, "2026-12-07_12:06:45")]
+    ranked = [e for e in parser.exceptions if e.rank == 1]
+    assert [e.last_line() for e in ranked] == [
+        "RuntimeError: DataLoader worker (pid 9321) is killed by signal: Killed."]
+    assert ranked[0].frames[0].path == "/home/u/train.py"
+
+
+def test_elastic_traceback_not_read_twice_when_the_rank_printed_it():
+    rank1 = "".join("[rank1]: %s\n" % line for line in SIGNAL_CHAIN.rstrip("\n").split("\n"))
+    parser = parse_text(rank1 + "Traceback (most recent call last):\n" + SUMMARY)
+    assert len([e for e in parser.exceptions if e.rank == 1]) == 1
+
+
+def test_spawn_names_the_rank_of_the_traceback_that_follows():
+    text = ("Traceback (most recent call last):\n"
+            '  File "/x/torch/multiprocessing/spawn.py", line 211, in join\n'
+            "    raise ProcessRaisedException(msg, error_index, failed_process.pid)\n"
+            "torch.multiprocessing.spawn.ProcessRaisedException: \n\n"
+            "-- Process 1 terminated with the following error:\n" + SIGNAL_CHAIN + "\n"
+            "later: a line of the parent\n" + WORKER_TB)
+    parser = parse_text(text)
+    assert [e.rank for e in parser.exceptions] == [None, 1, None]
+    assert parser.exceptions[1].context is not None
+    assert parser.hints["distributed"]
+
+
+def test_nccl_lines_name_their_rank():
+    parser = parse_text(
+        "[E ProcessGroupNCCL.cpp:737] [Rank 3] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 "
+        "milliseconds before timing out.\n")
+    assert parser._line_rank == [3]
+    assert parser.crashes()[0]["rank"] == 3
+
+
+def test_times_of_the_log_prefixes_are_kept_comparable():
+    from doctor.logparse import when
+
+    assert when("2026-12-07 12:03:57,331") == "12-07 12:03:57.331"
+    assert when("2026-12-07T12:03:57.331Z") == "12-07 12:03:57.331"
+    assert when("2026-12-07_12:03:57") == "12-07 12:03:57"
+    assert when("E1207 12:03:57.620000 18760 torch/x.py:1] failed") == "12-07 12:03:57.620000"
+    assert when("12:03:57 something") is None
+    text = "".join("2026-12-07 10:04:%02d,5 - [rank1]: %s\n" % (i, line)
+                   for i, line in enumerate(SIGNAL_CHAIN.rstrip("\n").split("\n")))
+    [crash] = parse_text(text).crashes()
+    assert crash["rank"] == 1 and crash["time"] == "12-07 10:04:00.5"
