@@ -301,13 +301,19 @@ def _label(ev, number, diag):
 
 
 def _place(diag):
-    """``train.py:14``, a notebook's ``train.ipynb:cell 3:2`` (as ruff prints it)."""
+    """``train.py:14``, a notebook's ``train.ipynb:cell 3:2`` (as ruff prints it); in a
+    distributed run ``train.py:14 (rank 1)`` (``node 0, rank 1`` where there are several)."""
     path = inert_line(diag.path)
     if not diag.line:
-        return path
-    if diag.cell is not None:
-        return "%s:%s" % (path, cell_place(diag.cell, diag.line))
-    return "%s:%s" % (path, diag.line)
+        place = path
+    elif diag.cell is not None:
+        place = "%s:%s" % (path, cell_place(diag.cell, diag.line))
+    else:
+        place = "%s:%s" % (path, diag.line)
+    if diag.rank is not None:
+        place += " (%srank %d)" % ("node %d, " % diag.node if diag.node is not None else "",
+                                   diag.rank)
+    return place
 
 
 def _cell_lines(data, cell):

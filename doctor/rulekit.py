@@ -87,6 +87,10 @@ class Diagnosis:
     detail: str = ""                 # one line naming this case, shown after the title
     #: a notebook's cell (0-based index, markdown cells counted); ``line`` is in that cell
     cell: Optional[int] = None
+    #: in a distributed run, the rank where the cause happened, and its node where the
+    #: run had several (doctor.ranks)
+    rank: Optional[int] = None
+    node: Optional[int] = None
 
     @property
     def rule(self):
@@ -96,6 +100,10 @@ class Diagnosis:
         place = {"path": self.path, "line": self.line}
         if self.cell is not None:  # SPEC: "cell" beside path and line, for notebooks only
             place = {"path": self.path, "cell": self.cell, "line": self.line}
+        if self.rank is not None:  # SPEC: "rank" (and "node") in a distributed run only
+            place["rank"] = self.rank
+            if self.node is not None:
+                place["node"] = self.node
         return {
             "code": self.code, "title": self.rule.title, "confidence": self.confidence,
             "explanation": self.rule.explanation, "evidence": self.evidence,
@@ -189,6 +197,8 @@ def worker_with_signal(ev, *names):
 
 def worker_words(worker):
     who = "worker %d" % worker.worker_id if worker.worker_id is not None else "a worker"
+    if getattr(worker, "rank", None) is not None:
+        who += " of rank %d" % worker.rank
     return "%s (pid %d)" % (who, worker.pid)
 
 
@@ -201,6 +211,8 @@ def loader_of(ev, worker):
 
 
 def at_loader(diag, ev, worker):
+    if worker is not None and getattr(worker, "rank", None) is not None:
+        diag.rank = worker.rank
     loader = loader_of(ev, worker)
     if loader is not None and loader.get("line"):
         diag.path, diag.line = loader["path"], loader["line"]
