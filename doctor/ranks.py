@@ -66,14 +66,15 @@ def attribute(ev, root):
         after = " %.1fs later" % (t - started) if started is not None else ""
         root.evidence.append("rank %d failed%s, because of it: %s" % (rank, after, what[:300]))
     launcher = find(ev, *LAUNCHER_TEXTS)
+    who = "the launcher" if ev.hints.get("launcher") else "the process that started the ranks"
     for rank in ev.ranks:
         if rank.get("rank") is not None and rank["rank"] not in told:
             told.add(rank["rank"])
             root.evidence.append("rank %d did not fail on its own: %s" % (
                 rank["rank"], "it was ended with the run" if launcher is None else
-                "the launcher ended it when rank %d failed" % root.rank))
+                "%s ended it when rank %d failed" % (who, root.rank)))
     if launcher:
         exc, text, _match = launcher
         name = exc.type.rsplit(".", 1)[-1] if exc is not None else first_line(text)[:200]
-        root.evidence.append("the launcher then gave up with %s (exit status %s)"
-                             % (name, ev.exit_code))
+        root.evidence.append("%s then gave up with %s (exit status %s)"
+                             % (who, name, ev.exit_code))
