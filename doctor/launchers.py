@@ -88,7 +88,7 @@ def command(target):
 def describe(target):
     """The launcher as typed, its options, without the script and its arguments."""
     args = launcher_args(target)
-    head = target[:2] if target[0] == "-m" else [os.path.basename(target[0])]
+    head = ["python", *target[:2]] if target[0] == "-m" else [os.path.basename(target[0])]
     try:
         _kind, script = script_of(target)
         args = args[:args.index(script)]
@@ -107,13 +107,14 @@ import sys
 TOKEN = {token!r}
 ROOT = {root!r}
 VARIABLE = {variable!r}
+LABEL = {label!r}
 
 
 def _dlw_doctor_start():
     if os.environ.get(VARIABLE) != TOKEN:
         return
-    if "LOCAL_RANK" not in os.environ:
-        return  # the launcher itself: only ranks are hooked
+    if "LOCAL_RANK" not in os.environ or os.environ.get(LABEL):
+        return  # the launcher itself, or a rank's worker: only ranks are hooked here
     import importlib.util
 
     if importlib.util.find_spec("doctor") is None and ROOT not in sys.path:
@@ -147,13 +148,15 @@ _dlw_doctor_chain()
 def startup_env(folder, token, env):
     """Write the startup hook into the run's ``folder``; ``env`` with it first on
     ``PYTHONPATH``."""
+    from doctor.agent import RANK
     from doctor.process_tree import TOKEN
 
     hook = os.path.join(folder, STARTUP)
     os.mkdir(hook, 0o700)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(hook, "sitecustomize.py"), "w", encoding="utf-8") as handle:
-        handle.write(SITECUSTOMIZE.format(token=token, root=root, variable=TOKEN))
+        handle.write(SITECUSTOMIZE.format(token=token, root=root, variable=TOKEN,
+                                          label=RANK))
     env = dict(env)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [hook, env.get("PYTHONPATH")]))
     return env

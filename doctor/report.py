@@ -340,4 +340,9 @@ def _headline(ev):
     what = {"crashed": "crashed", "passed": "ran to the end",
             "timeout": "was ended after the --timeout", "stopped": "was stopped"}[ev.outcome]
     status = "" if ev.exit_code is None else " (exit status %d)" % ev.exit_code
+    if ev.ranks:  # a distributed run: its ranks, and who started them
+        started = inert_line(ev.hints.get("launcher") or "")
+        return "doctor: %s %s in %d rank(s)%s, workers under %s%s" % (
+            target, what, len(ev.ranks), " under " + started if started else "",
+            ev.start_method, status)
     return "doctor: %s %s under %s%s" % (target, what, ev.start_method, status)

@@ -166,7 +166,7 @@ def test_every_rank_and_worker_of_a_launched_run_is_labelled():
     assert {r["node"] for r in evidence["ranks"]} == {0}
     assert sorted(w["rank"] for w in evidence["workers"]) == [0, 0, 1, 1]
     assert sorted(loader["rank"] for loader in evidence["loaders"]) == [0, 1]
-    assert evidence["hints"]["launcher"] == " ".join(LAUNCHER)
+    assert evidence["hints"]["launcher"] == " ".join(["python"] + LAUNCHER)
 
 
 # -- never a process left ---------------------------------------------------------------

@@ -72,6 +72,7 @@ def spawned_rank(fn, index, *args):
         raise
     except BaseException as exc:  # torch's wrapper catches it before any excepthook
         _uncaught(type(exc), exc, exc.__traceback__)
+        unseen.clean(exc, exc.__traceback__)  # the traceback torch prints: the user's
         raise
 
 
