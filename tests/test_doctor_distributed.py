@@ -55,13 +55,33 @@ def test_a_script_or_module_is_no_launcher(target):
     assert not launchers.is_launcher(target)
 
 
+def _torch_flags():
+    """The options of torch's launcher that take no value, read from its source with
+    ``ast`` (nothing of torch is imported): ``action=check_env`` or ``"store_true"``."""
+    import ast
+    import importlib.util
+
+    source = os.path.join(os.path.dirname(importlib.util.find_spec("torch").origin),
+                          "distributed", "run.py")
+    with open(source, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    flags = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument"):
+            continue
+        action = next((k.value for k in node.keywords if k.arg == "action"), None)
+        if (isinstance(action, ast.Name) and action.id == "check_env") or (
+                isinstance(action, ast.Constant) and action.value in ("store_true",
+                                                                      "store_false")):
+            flags.update(a.value for a in node.args if isinstance(a, ast.Constant))
+    return flags
+
+
 def test_the_launchers_options_without_a_value_are_torchs():
     """The options that take no value are those of torch's own parser: any other option
     takes the next argument, so the script is found where torch finds it."""
-    from torch.distributed.run import get_args_parser
-
-    flags = {name for action in get_args_parser()._actions if action.nargs == 0
-             for name in action.option_strings}
+    flags = _torch_flags() | {"-h", "--help"}
+    assert "--standalone" in flags
     assert flags <= launchers.FLAGS
     assert launchers.FLAGS - flags <= {"--use-env", "--use_env"}  # torch.distributed.launch
 
