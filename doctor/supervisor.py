@@ -422,6 +422,7 @@ class Run:
         if self.timeline is not None:
             main = next((e["pid"] for e in events if e.get("event") == "main_start"), None)
             ev.memory = self.timeline.to_json(main, *_worker_places(events))
+            _rank_places(ev.memory, ev.ranks, ev.workers)
             ev.forecast = forecast.for_run(ev)
         ev.hints["elapsed_s"] = elapsed
         if outcome == "stopped":  # who stopped it: only --max-batches' stop is a finished run
@@ -482,6 +483,21 @@ def _ranks(events):
                 rank["failed_at"] = e.get("t")
                 rank["error"] = ("%s: %s" % (e.get("type"), e.get("message"))).rstrip(": ")
     return sorted(found.values(), key=lambda r: (r["rank"] is None, r["rank"] or 0, r["pid"]))
+
+
+def _rank_places(memory, ranks, workers):
+    """In a distributed run, each rank's main process and each worker on the memory
+    timeline carry their rank; every rank's main process is a ``main``."""
+    mains = {r["pid"]: r["rank"] for r in ranks if r.get("rank") is not None}
+    of_worker = {w.pid: w.rank for w in workers if w.rank is not None}
+    for process in memory["processes"]:
+        if process["pid"] in mains:
+            process["role"], process["rank"] = "main", mains[process["pid"]]
+        elif process["pid"] in of_worker:
+            process["rank"] = of_worker[process["pid"]]
+    memory["processes"].sort(key=lambda p: (  # each rank's main, then the workers, by rank
+        0 if p["role"] == "main" else 1 if str(p["role"]).startswith("worker") else 2,
+        p.get("rank") if isinstance(p.get("rank"), int) else -1))
 
 
 def _worker_places(events):

@@ -189,6 +189,20 @@ def test_every_rank_and_worker_of_a_launched_run_is_labelled():
     assert evidence["hints"]["launcher"] == " ".join(["python"] + LAUNCHER)
 
 
+def test_the_memory_chart_names_each_ranks_main_process_and_workers():
+    from doctor.evidence import WorkerExit
+    from doctor.memory_chart import _role
+    from doctor.supervisor import _rank_places
+
+    memory = {"processes": [{"pid": pid, "role": role} for pid, role in [
+        (10, "main"), (11, "worker 0"), (20, "process"), (21, "worker 0"), (5, "launcher")]]}
+    _rank_places(memory, [{"pid": 10, "rank": 0}, {"pid": 20, "rank": 1}],
+                 [WorkerExit(pid=11, rank=0), WorkerExit(pid=21, rank=1)])
+    assert [_role(p) for p in memory["processes"]] == [
+        "rank 0 (pid 10)", "rank 1 (pid 20)", "worker 0 of rank 0 (pid 11)",
+        "worker 0 of rank 1 (pid 21)", "launcher (pid 5)"]
+
+
 # -- never a process left ---------------------------------------------------------------
 
 #: two ranks summing batches for ever, each with two workers
