@@ -26,7 +26,8 @@ CHECK_FORMATS = ("text", "json", "sarif", "github")
 _VALUED = ("--start-method", "--timeout", "--max-batches", "--max-rounds", "--plot",
            "--report")
 
-RUN_USAGE = "python -m doctor [options] (SCRIPT | -m MODULE) [ARGS...]"
+RUN_USAGE = ("python -m doctor [options] (SCRIPT | -m MODULE | torchrun [TORCHRUN-ARGS] SCRIPT) "
+             "[ARGS...]")
 DESCRIPTION = """\
 Run a PyTorch training script under a forced multiprocessing start method (spawn by
 default, as on Windows and macOS), watch every DataLoader worker, and explain the root
@@ -34,6 +35,9 @@ cause of a crash with the evidence it rests on.
 
   python -m doctor train.py --epochs 1        run and diagnose
   python -m doctor -m mypkg.train             run a module, like python -m
+  python -m doctor torchrun --nproc-per-node 2 train.py
+                                              run a launcher (or -m torch.distributed.run):
+                                              every rank and its workers are watched
   python -m doctor explain crash.log          diagnose a saved log (- for stdin)
   python -m doctor explain n0.log n1.log      a distributed job: the first failure's rank
   python -m doctor check train.py             static findings only
@@ -364,8 +368,10 @@ def module_file(name):
 
 
 def cmd_run(options, target):
-    from doctor import pipeline  # the run's stages load when there is a run
+    from doctor import launchers, pipeline  # the run's stages load when there is a run
 
+    if launchers.is_launcher(target):
+        return _launcher_run(options, target)
     if target[0] == "-m":
         path = module_file(target[1])
         if path is None:
@@ -394,6 +400,38 @@ def cmd_run(options, target):
         found = pipeline.examine(target, _pipeline_options(options), path)
     except notebook_run.NotRunnable as exc:
         raise UsageError(str(exc))
+    status = _report(found.ev, found.diagnoses, options, _rerun_args(options, target))
+    _plot(options.plot, found.ev, path)
+    return signals.exit_status() if signals.received() is not None else status
+
+
+def _launcher_run(options, target):
+    """``torchrun ... SCRIPT`` (or ``-m torch.distributed.run``): the launcher runs as
+    the user would, each rank watched (doctor.launchers); the report is the script's."""
+    from doctor import launchers, pipeline
+
+    for name in ("compare", "verify", "apply"):
+        if getattr(options, name):
+            raise UsageError("--%s re-runs a script; under a launcher the doctor runs it "
+                             "once and reports" % name)
+    try:
+        kind, name = launchers.script_of(target)
+    except launchers.NotALauncherCommand as exc:
+        raise UsageError(str(exc))
+    if launchers.command(target) is None:
+        raise UsageError("%s: not found on PATH (or run python -m doctor -m "
+                         "torch.distributed.run ...)" % target[0])
+    if kind == "program":
+        raise UsageError("--no-python: the doctor watches Python ranks; give the launcher "
+                         "the script itself")
+    path = module_file(name) if kind == "module" else name
+    if path is None:
+        raise UsageError("no module named %s (or it has no __main__.py)" % name)
+    check_script(path)
+    if options.plot and not _plot_ready():
+        return 2
+    signals.install()
+    found = pipeline.examine(target, _pipeline_options(options), path)
     status = _report(found.ev, found.diagnoses, options, _rerun_args(options, target))
     _plot(options.plot, found.ev, path)
     return signals.exit_status() if signals.received() is not None else status

@@ -231,6 +231,10 @@ def diagnose(ev):
         found = generic(ev)
     if not found:
         found = [diag for diag in [unexplained(ev)] if diag is not None]
+    if found and ev.source == "run":  # a distributed run: the rank it happened in
+        from doctor import ranks
+
+        ranks.attribute(ev, found[0])
     if found and found[0].path is None:
         frame = deepest_user_frame(ev)
         for diag in found if found[0].confidence == "possible" else found[:1]:

@@ -63,6 +63,12 @@ class WorkerExit:
     #: (seconds since the start, RSS GiB), one sample each time RSS moved by 10 %
     rss_gb: List[tuple] = field(default_factory=list)
     available_gb: Optional[float] = None  # host memory available when it was last seen
+    #: in a distributed run: the rank whose worker it was, its local rank and node
+    rank: Optional[int] = None
+    local_rank: Optional[int] = None
+    node: Optional[int] = None
+    #: when it ended (seconds since the epoch, as the rank's clock read it)
+    ended_at: Optional[float] = None
 
 
 @dataclass
@@ -96,6 +102,10 @@ class Evidence:
     notes: List[str] = field(default_factory=list)
     sharing_strategy: Optional[str] = None
     timeout_s: Optional[float] = None
+    #: in a distributed run, each rank's main process: {pid, rank, local_rank, node, host,
+    #: failed_at, error} (``failed_at``, seconds since the epoch, and ``error``, its
+    #: uncaught exception's last line, when it raised one) (doctor.agent.startup)
+    ranks: List[dict] = field(default_factory=list)
     #: the combined fix of every diagnosis and its rounds (doctor.patches.rounds)
     fix: Optional[dict] = None
     #: each process's RSS over the run, and the batches (doctor.memory); runs only

@@ -178,8 +178,11 @@ def _peak(process):
 
 def _role(process):
     """The label on one line, without control characters (a process names itself): its
-    role, pid and loader, ``worker 0 (pid 4321), loader 2``."""
+    role, rank, pid and loader, ``worker 0 of rank 1 (pid 4321), loader 2``."""
     label = " ".join(str(process.get("role") or "process").split())
+    if isinstance(process.get("rank"), int):  # a distributed run
+        label = ("rank %d" % process["rank"] if label == "main"
+                 else "%s of rank %d" % (label, process["rank"]))
     if isinstance(process.get("pid"), int):
         label += " (pid %d)" % process["pid"]
     if isinstance(process.get("loader"), int):

@@ -315,21 +315,23 @@ def _label(ev, number, diag):
     if ev.source == "check":
         return "found statically"
     label = "root cause" if number == 0 and ev.outcome != "passed" else "also found"
-    label = "%s, %s" % (label, diag.confidence)
-    if diag.rank is not None:
-        label += ", %srank %d" % ("node %s, " % inert_line(diag.node) if diag.node else "",
-                                  diag.rank)
-    return label
+    return "%s, %s" % (label, diag.confidence)
 
 
 def _place(diag):
-    """``train.py:14``, a notebook's ``train.ipynb:cell 3:2`` (as ruff prints it)."""
+    """``train.py:14``, a notebook's ``train.ipynb:cell 3:2`` (as ruff prints it); in a
+    distributed run ``train.py:14 (rank 1)`` (``node 0, rank 1`` where there are several)."""
     path = inert_line(diag.path)
     if not diag.line:
-        return path
-    if diag.cell is not None:
-        return "%s:%s" % (path, cell_place(diag.cell, diag.line))
-    return "%s:%s" % (path, diag.line)
+        place = path
+    elif diag.cell is not None:
+        place = "%s:%s" % (path, cell_place(diag.cell, diag.line))
+    else:
+        place = "%s:%s" % (path, diag.line)
+    if diag.rank is not None:
+        node = "node %s, " % inert_line(str(diag.node)) if diag.node is not None else ""
+        place += " (%srank %d)" % (node, diag.rank)
+    return place
 
 
 def _cell_lines(data, cell):
@@ -356,4 +358,9 @@ def _headline(ev):
     what = {"crashed": "crashed", "passed": "ran to the end",
             "timeout": "was ended after the --timeout", "stopped": "was stopped"}[ev.outcome]
     status = "" if ev.exit_code is None else " (exit status %d)" % ev.exit_code
+    if ev.ranks:  # a distributed run: its ranks, and who started them
+        started = inert_line(ev.hints.get("launcher") or "")
+        return "doctor: %s %s in %d rank(s)%s, workers under %s%s" % (
+            target, what, len(ev.ranks), " under " + started if started else "",
+            ev.start_method, status)
     return "doctor: %s %s under %s%s" % (target, what, ev.start_method, status)

@@ -87,10 +87,11 @@ class Diagnosis:
     detail: str = ""                 # one line naming this case, shown after the title
     #: a notebook's cell (0-based index, markdown cells counted); ``line`` is in that cell
     cell: Optional[int] = None
-    #: the rank of a distributed job whose failure this is, and its node where the
-    #: evidence comes from several (``explain node0.log node1.log``); None otherwise
+    #: the rank of a distributed job where the cause happened, and its node where there
+    #: were several: the node's group rank in a run (doctor.ranks), the log's name in
+    #: ``explain node0.log node1.log`` (doctor.distributed); None otherwise
     rank: Optional[int] = None
-    node: Optional[str] = None
+    node: Optional[object] = None
 
     @property
     def rule(self):
@@ -100,16 +101,15 @@ class Diagnosis:
         place = {"path": self.path, "line": self.line}
         if self.cell is not None:  # SPEC: "cell" beside path and line, for notebooks only
             place = {"path": self.path, "cell": self.cell, "line": self.line}
-        found = {
+        if self.rank is not None:  # SPEC: "rank" (and "node") in a distributed job only
+            place["rank"] = self.rank
+            if self.node is not None:
+                place["node"] = self.node
+        return {
             "code": self.code, "title": self.rule.title, "confidence": self.confidence,
             "explanation": self.rule.explanation, "evidence": self.evidence,
             **place, "patch": self.patch, "verified": self.verified,
         }
-        if self.rank is not None:  # SPEC: "rank" (and "node" where there are several)
-            found["rank"] = self.rank
-            if self.node is not None:
-                found["node"] = self.node
-        return found
 
 
 def texts(ev):
@@ -198,6 +198,8 @@ def worker_with_signal(ev, *names):
 
 def worker_words(worker):
     who = "worker %d" % worker.worker_id if worker.worker_id is not None else "a worker"
+    if getattr(worker, "rank", None) is not None:
+        who += " of rank %d" % worker.rank
     return "%s (pid %d)" % (who, worker.pid)
 
 
@@ -210,6 +212,8 @@ def loader_of(ev, worker):
 
 
 def at_loader(diag, ev, worker):
+    if worker is not None and getattr(worker, "rank", None) is not None:
+        diag.rank = worker.rank
     loader = loader_of(ev, worker)
     if loader is not None and loader.get("line"):
         diag.path, diag.line = loader["path"], loader["line"]

@@ -21,7 +21,7 @@ import uuid
 
 import psutil
 
-from doctor import forecast, keeper, memory, process_tree, signals, status
+from doctor import forecast, keeper, launchers, memory, process_tree, signals, status
 from doctor.available import available_bytes
 from doctor.agent import EVENTS, MAX_BATCHES, OWN, START_METHOD, stack_path
 from doctor.evidence import Evidence, WorkerExit, read_events, to_json
@@ -103,6 +103,10 @@ class Run:
         env.pop("PYTHONUNBUFFERED", None)
         if self.max_batches:
             env[MAX_BATCHES] = str(self.max_batches)
+        command = [sys.executable, "-m", "doctor.agent.boot", *self.target]
+        if launchers.is_launcher(self.target):  # its ranks load the agent at their start
+            command = launchers.command(self.target)
+            env = launchers.startup_env(tmp, token, env)
         started = self.started = time.monotonic()
         # DLW_DOCTOR_NO_TIMELINE: for bench/memory_bench.py, which measures its cost
         self.timeline = None if os.environ.get(NO_TIMELINE) else memory.Timeline(started)
@@ -111,8 +115,7 @@ class Run:
         # ends the tree should the doctor die before it does (SIGKILL, OOM killer)
         self.keeper = keeper.Keeper(token, tmp)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "doctor.agent.boot", *self.target],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
             env=env, **platforms.own_session_options())
         self.tree = process_tree.ProcessTree(self.proc.pid, token,
                                              spare=[self.keeper.proc.pid])
@@ -407,6 +410,9 @@ class Run:
         ev.payload = [{k: e.get(k) for k in ("key", "role", "bytes", "seconds", "workers")}
                       for e in events if e.get("event") == "payload"]
         ev.workers = self._workers(events)
+        ev.ranks = _ranks(events)
+        if launchers.is_launcher(self.target):
+            ev.hints["launcher"] = launchers.describe(self.target)
         if any(e.get("event") == "stopped" for e in events) and signals.received() is None:
             _leave_out_shutdown_crashes(ev)
         ev.containers = [dict(found, key=e.get("key")) for e in events
@@ -416,6 +422,7 @@ class Run:
         if self.timeline is not None:
             main = next((e["pid"] for e in events if e.get("event") == "main_start"), None)
             ev.memory = self.timeline.to_json(main, *_worker_places(events))
+            _rank_places(ev.memory, ev.ranks, ev.workers)
             ev.forecast = forecast.for_run(ev)
         ev.hints["elapsed_s"] = elapsed
         if outcome == "stopped":  # who stopped it: only --max-batches' stop is a finished run
@@ -439,11 +446,13 @@ class Run:
                 ids[e["pid"]] = e.get("worker_id")
             elif e.get("event") == "workers":
                 for pid in e["pids"]:
-                    found.setdefault(pid, WorkerExit(pid=pid))
+                    _label(found.setdefault(pid, WorkerExit(pid=pid)), e)
             elif e.get("event") == "exit" and not stopped:
                 worker = found.setdefault(e["worker_pid"], WorkerExit(pid=e["worker_pid"]))
                 worker.exitcode = e.get("exitcode")
                 worker.signal = e.get("signal")
+                worker.ended_at = e.get("t")
+                _label(worker, e)
         for pid, worker in found.items():
             worker.worker_id = ids.get(pid, worker.worker_id)
             if pid in self.peak_rss:
@@ -452,6 +461,43 @@ class Run:
             if self.last_available.get(pid) is not None:
                 worker.available_gb = self.last_available[pid] / _GIB
         return list(found.values())
+
+
+def _label(worker, event):
+    """The rank labels of the rank that wrote ``event``, on its worker."""
+    for key in ("rank", "local_rank", "node"):
+        if event.get(key) is not None:
+            setattr(worker, key, event[key])
+
+
+def _ranks(events):
+    """Each rank's main process, and its uncaught exception (doctor.agent.startup)."""
+    found = {}
+    for e in events:
+        if e.get("event") == "main_start" and e.get("rank") is not None:
+            found[e["pid"]] = {key: e.get(key) for key in ("pid", "rank", "local_rank",
+                                                           "node", "host")}
+        elif e.get("event") == "uncaught" and e.get("pid") in found:
+            rank = found[e["pid"]]
+            if rank.get("failed_at") is None:
+                rank["failed_at"] = e.get("t")
+                rank["error"] = ("%s: %s" % (e.get("type"), e.get("message"))).rstrip(": ")
+    return sorted(found.values(), key=lambda r: (r["rank"] is None, r["rank"] or 0, r["pid"]))
+
+
+def _rank_places(memory, ranks, workers):
+    """In a distributed run, each rank's main process and each worker on the memory
+    timeline carry their rank; every rank's main process is a ``main``."""
+    mains = {r["pid"]: r["rank"] for r in ranks if r.get("rank") is not None}
+    of_worker = {w.pid: w.rank for w in workers if w.rank is not None}
+    for process in memory["processes"]:
+        if process["pid"] in mains:
+            process["role"], process["rank"] = "main", mains[process["pid"]]
+        elif process["pid"] in of_worker:
+            process["rank"] = of_worker[process["pid"]]
+    memory["processes"].sort(key=lambda p: (  # each rank's main, then the workers, by rank
+        0 if p["role"] == "main" else 1 if str(p["role"]).startswith("worker") else 2,
+        p.get("rank") if isinstance(p.get("rank"), int) else -1))
 
 
 def _worker_places(events):
@@ -540,6 +586,7 @@ def _name(proc):
         return None
     for marker, name in (("resource_tracker", "resource tracker"),
                          ("forkserver", "fork server"), ("ipykernel", "kernel launcher"),
+                         ("torch.distributed.run", "launcher"), ("torchrun", "launcher"),
                          ("doctor.agent.boot", "doctor agent")):
         if marker in command:
             return name
@@ -610,4 +657,9 @@ class LineSplitter:
 
 
 def _target_name(target):
+    if launchers.is_launcher(target):  # what each rank runs
+        try:
+            return launchers.script_of(target)[1]
+        except launchers.NotALauncherCommand:
+            pass
     return target[1] if target[0] == "-m" else target[0]

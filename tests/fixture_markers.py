@@ -22,6 +22,11 @@ CAUSES = ROOT / "flake8_dlworker" / "causes"
 FIXTURES = ROOT / "fixtures"
 #: whole runs that are no cause's example; flake8 has nothing to say about them
 RUNTIME = FIXTURES / "runtime"
+#: distributed runs: two ranks on gloo; a program whose docstring says ``python -m doctor
+#: torchrun`` runs under the launcher (:data:`LAUNCHER`), the others (``mp.spawn``) as
+#: a script
+DISTRIBUTED = FIXTURES / "distributed"
+LAUNCHER = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
 MARKER = re.compile(r"#\s*(DLW\d{3}):\s*(\d+)")
 _DOCUMENTED = re.compile(r"^\d+\.py$")
 
@@ -44,6 +49,12 @@ def fixture_files():
 def run_files():
     """Every program the doctor runs under spawn in the fixture tests."""
     return fixture_files() + sorted(RUNTIME.glob("*.py"))
+
+
+def launched(path):
+    """Whether the doctor runs ``path`` under the launcher, in two ranks."""
+    path = Path(path)
+    return DISTRIBUTED in path.parents and "python -m doctor torchrun" in path.read_text()
 
 
 def find(name):

@@ -30,7 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fixture_markers import FIXTURES, ROOT, modules_beside, run_files, short  # noqa: E402
+from fixture_markers import (  # noqa: E402
+    FIXTURES, LAUNCHER, ROOT, launched, modules_beside, run_files, short)
 from tiers import starts_torch  # noqa: E402
 
 FOLDER = Path(__file__).resolve().parent / "recordings"
@@ -52,6 +53,8 @@ def cases():
     for path in run_files():
         if path.name == "__main__.py":
             yield ["-m", path.parent.name], FIXTURES, path
+        elif launched(path):
+            yield LAUNCHER + [path.name], path.parent, path
         else:
             yield [path.name], path.parent, path
 

@@ -36,7 +36,7 @@ def test_a_traceback_through_a_hook_loses_only_the_hooks_frame():
         WRAPPER(_raises)
     except ValueError:
         _kind, value, tb = sys.exc_info()
-    head = unseen._clean(value, tb)
+    head = unseen.clean(value, tb)
     assert _files(head) == [__file__, __file__]
     assert value.__traceback__ is head
 
@@ -52,7 +52,7 @@ def test_a_chained_exception_is_cleaned_too():
         WRAPPER(outer)
     except RuntimeError:
         _kind, value, tb = sys.exc_info()
-    unseen._clean(value, tb)
+    unseen.clean(value, tb)
     assert HOOK not in _files(value.__traceback__)
     assert HOOK not in _files(value.__cause__.__traceback__)
 

@@ -12,9 +12,34 @@ START_METHOD = "DLW_DOCTOR_START_METHOD"
 MAX_BATCHES = "DLW_DOCTOR_MAX_BATCHES"
 #: START_METHOD's value under --compare: force nothing, watch the script's own method
 OWN = "own"
+#: the rank a process belongs to, as JSON ({"rank", "local_rank", "node", "host"}): set by
+#: :mod:`doctor.agent.startup` in a rank's main process, inherited by its workers, and
+#: added to every event they write
+RANK = "DLW_DOCTOR_RANK"
 
 _fd = None
 _fd_pid = None
+_labels = None
+
+
+def rank_labels():
+    """This process's rank labels (a dict), or {} outside a distributed run."""
+    global _labels
+    if _labels is None:
+        try:
+            _labels = json.loads(os.environ.get(RANK) or "{}")
+        except ValueError:
+            _labels = {}
+        if not isinstance(_labels, dict):
+            _labels = {}
+    return _labels
+
+
+def set_rank_labels(labels):
+    """Label this process, and the processes it starts, with ``labels``."""
+    global _labels
+    _labels = dict(labels)
+    os.environ[RANK] = json.dumps(_labels)
 
 
 def emit(event, **fields):
@@ -32,6 +57,8 @@ def emit(event, **fields):
         _fd_pid = pid
     fields["event"] = event
     fields["pid"] = pid
+    for key, value in rank_labels().items():
+        fields.setdefault(key, value)
     try:
         os.write(_fd, (json.dumps(fields, default=str) + "\n").encode("utf-8"))
     except OSError:

@@ -6,15 +6,12 @@ Forces the start method, installs the hooks, then runs the target exactly as
 ``sys.argv`` and ``sys.path[0]``, so spawned workers re-import it as
 ``__mp_main__`` as on Windows and macOS.
 """
-import multiprocessing
 import os
 import runpy
 import sys
 
-from doctor.agent import OWN, START_METHOD, emit, line_buffered, own_start_method, \
-    stack_file
-from doctor.agent import hooks, unseen
-from flake8_dlworker import platforms
+from doctor.agent import line_buffered
+from doctor.agent.startup import become_main
 
 
 def main(argv):
@@ -24,23 +21,6 @@ def main(argv):
         sys.exit(notebook.run(argv[0]))
     become_main()
     run_target(argv)
-
-
-def become_main():
-    """Make this process the run's main one (a script's, or a notebook's kernel): the
-    start method forced, stacks answered when asked, torch's DataLoader hooked, and
-    the doctor's own frames and warnings kept out of what the script prints."""
-    method = os.environ.get(START_METHOD, "spawn")
-    if method == OWN:  # --compare: the script's own start method, nothing forced
-        method = own_start_method()
-    else:
-        multiprocessing.set_start_method(method, force=True)
-    dump_to = stack_file()
-    if dump_to is not None:
-        platforms.answer_stack_requests(dump_to)
-    hooks.install()
-    unseen.install()
-    emit("main_start", start_method=method)
 
 
 def run_target(argv):

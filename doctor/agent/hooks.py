@@ -34,14 +34,19 @@ _watched = {}         # pid -> (worker id, its multiprocessing.Process)
 # then waits on itself forever: seen when two workers exited at shutdown)
 _lock = threading.RLock()
 _watcher = None
+_rank_entry = None
 
 
 class StopRun(SystemExit):
     """Raised from a loader's ``__next__`` once every loader delivered --max-batches."""
 
 
-def install():
-    """Patch torch now if its DataLoader is loaded, else when it is imported."""
+def install(rank_entry=None):
+    """Patch torch now if its DataLoader is loaded, else when it is imported;
+    ``rank_entry(fn, index, *args)`` is what each rank that
+    ``torch.multiprocessing.start_processes`` starts runs in place of ``fn``."""
+    global _rank_entry
+    _rank_entry = rank_entry
     if "torch.utils.data.dataloader" in sys.modules:
         _patch(sys.modules["torch.utils.data.dataloader"])
         return
@@ -76,6 +81,9 @@ def _patch(dl):
     import torch.multiprocessing as tmp
     from torch.utils.data._utils import worker as torch_worker
 
+    if getattr(dl, "_dlw_patched", False):  # a rank forked from a hooked process
+        return
+    dl._dlw_patched = True
     _TORCH_DIR = os.path.dirname(torch.__file__)
     method = os.environ.get(START_METHOD, "spawn")
     agent_worker.original = torch_worker._worker_loop
@@ -92,7 +100,7 @@ def _patch(dl):
     def __init__(self, *args, **kwargs):
         loader_init(self, *args, **kwargs)
         site = _user_site()
-        self._dlw_key = "%s:%d#%d" % (site[0], site[1], id(self))
+        self._dlw_key = "%s:%d#%d.%d" % (site[0], site[1], os.getpid(), id(self))
         forced = None
         if (self.num_workers > 0 and self.multiprocessing_context is not None
                 and method != OWN):
@@ -205,6 +213,32 @@ def _patch(dl):
         return real_check()
 
     signal_handling._error_if_any_worker_fails = _error_if_any_worker_fails
+    _patch_start_processes(tmp)
+
+
+def _patch_start_processes(tmp):
+    """``torch.multiprocessing.start_processes`` (``mp.spawn`` calls it, Lightning's
+    ``ddp_spawn`` too): each rank it starts runs the rank entry first
+    (:func:`doctor.agent.startup.spawned_rank`), which hooks the rank as this process
+    is hooked; it pickles by reference, as the worker loop does."""
+    import functools
+
+    spawn_module = sys.modules.get("torch.multiprocessing.spawn")
+    real = getattr(spawn_module, "start_processes", None)
+    if real is None or _rank_entry is None:
+        return
+
+    def start_processes(*args, **kwargs):
+        if "fn" in kwargs:
+            kwargs["fn"] = functools.partial(_rank_entry, kwargs["fn"])
+        elif args:
+            args = (functools.partial(_rank_entry, args[0]),) + args[1:]
+        return real(*args, **kwargs)
+
+    functools.update_wrapper(start_processes, real)
+    spawn_module.start_processes = start_processes
+    if getattr(tmp, "start_processes", None) is real:
+        tmp.start_processes = start_processes
 
 
 def _method_of(loader):
@@ -362,9 +396,17 @@ def _watch(workers):
     with _lock:
         for i, process in enumerate(workers):
             _watched[process.pid] = (i, process)
-    if _watcher is None:
+    if _watcher is None or not _watcher.is_alive():  # none yet, or not in a forked rank
         _watcher = threading.Thread(target=_watch_loop, name="dlw-doctor-exits", daemon=True)
         _watcher.start()
+
+
+def forget_parent():
+    """In a rank forked from a hooked process: the parent's workers and batches are not
+    this process's."""
+    with _lock:
+        _watched.clear()
+        _counts.clear()
 
 
 def _watch_loop():
@@ -396,9 +438,9 @@ def _poll_exits():
                 continue
         how, number = ended
         if how == "exit":
-            emit("exit", worker_pid=pid, worker_id=worker_id, exitcode=number)
+            emit("exit", worker_pid=pid, worker_id=worker_id, exitcode=number, t=time.time())
         else:
-            emit("exit", worker_pid=pid, worker_id=worker_id, signal=number)
+            emit("exit", worker_pid=pid, worker_id=worker_id, signal=number, t=time.time())
 
 
 def _ask_for_stacks(iterator):

@@ -1,6 +1,6 @@
 """Inside the Jupyter kernel that runs a notebook for the doctor (see
 :mod:`doctor.agent.notebook`): the same start method, hooks and stack answers as
-:mod:`doctor.agent.boot` gives a script, and cell code that names the notebook.
+:mod:`doctor.agent.startup` gives a script, and cell code that names the notebook.
 
 Every cell is compiled under the notebook's own path, its lines shifted to where the
 cell lies in the notebook's code read as one script
@@ -15,7 +15,7 @@ import linecache
 import sys
 import traceback
 
-from doctor.agent import boot, line_buffered
+from doctor.agent import line_buffered, startup
 
 
 def prepare(path, cells, source):
@@ -23,7 +23,7 @@ def prepare(path, cells, source):
     ``source``: the notebook's code read as one script."""
     shell = get_ipython()  # noqa: F821 - the kernel's global
     line_buffered(sys.__stdout__)
-    boot.become_main()
+    startup.become_main()
     _CellPlaces(shell, path, cells, source).install()
     shell.set_custom_exc((Exception,), _print_and_show)
 

@@ -27,10 +27,10 @@ def install():
     hook, thread_hook, real_warn = sys.excepthook, threading.excepthook, warnings.warn
 
     def excepthook(kind, value, tb):
-        hook(kind, value, _clean(value, tb))
+        hook(kind, value, clean(value, tb))
 
     def threading_excepthook(args):
-        _clean(args.exc_value, args.exc_traceback)  # its head is threading's own frame
+        clean(args.exc_value, args.exc_traceback)  # its head is threading's own frame
         thread_hook(args)
 
     def warn(message, category=None, stacklevel=1, source=None, **more):
@@ -47,7 +47,7 @@ def own(filename):
     return filename.startswith(DOCTOR_DIR)
 
 
-def _clean(value, tb):
+def clean(value, tb):
     """``tb`` without the doctor's frames, and every exception chained to ``value``
     cleaned the same way (their ``__traceback__`` relinked in place)."""
     head = visible(tb)

@@ -1,0 +1,100 @@
+"""How a process becomes a main process of the doctor's run: the script's
+(:mod:`doctor.agent.boot`), a notebook kernel's (:mod:`doctor.agent.kernel`), and each
+rank's of a distributed run, labelled with its rank, as the events of its workers are.
+
+A distributed run starts its ranks in two ways, and the doctor reaches them in two:
+
+- a launcher (``torchrun``, ``python -m torch.distributed.run``) starts each rank as a
+  new interpreter: the doctor puts a folder of the run first on the launcher's
+  ``PYTHONPATH``, whose ``sitecustomize.py`` (written for the run by
+  :mod:`doctor.launchers`) calls :func:`start` in each interpreter that carries the
+  run's token. Only a process that torch's elastic agent made a rank (``LOCAL_RANK``
+  set) and that no rank of the run started (its workers inherit the rank's label)
+  becomes a rank here;
+- ``torch.multiprocessing.start_processes`` (``mp.spawn``, Lightning's ``ddp_spawn``)
+  in a hooked process: the hooks hand each rank :func:`spawned_rank` wrapped around the
+  user's function, which pickles by reference, so the rank imports this module and
+  starts here before the function runs.
+"""
+import multiprocessing
+import os
+import socket
+import sys
+import time
+import traceback
+
+from doctor.agent import OWN, RANK, START_METHOD, emit, own_start_method, set_rank_labels, \
+    stack_file
+from doctor.agent import hooks, unseen
+from flake8_dlworker import platforms
+
+
+def become_main():
+    """Make this process a main process of the run: the start method forced, stacks
+    answered when asked, torch's DataLoader (and the ranks it spawns) hooked, and the
+    doctor's own frames and warnings kept out of what the script prints."""
+    method = os.environ.get(START_METHOD, "spawn")
+    if method == OWN:  # --compare: the script's own start method, nothing forced
+        method = own_start_method()
+    else:
+        multiprocessing.set_start_method(method, force=True)
+    dump_to = stack_file()
+    if dump_to is not None:
+        platforms.answer_stack_requests(dump_to)
+    hooks.install(rank_entry=spawned_rank)
+    unseen.install()
+    emit("main_start", start_method=method)
+
+
+def start():
+    """In an interpreter of a launcher's run: become a rank if this is one's main process."""
+    if os.environ.get(RANK) or "LOCAL_RANK" not in os.environ:
+        return  # a rank's own child (a worker, the resource tracker), or the launcher
+    become_rank({"rank": _number("RANK"), "local_rank": _number("LOCAL_RANK"),
+                 "node": _number("GROUP_RANK"), "host": socket.gethostname()})
+    hook = sys.excepthook
+
+    def excepthook(kind, value, tb):
+        _uncaught(kind, value, tb)
+        hook(kind, value, tb)
+
+    sys.excepthook = excepthook
+
+
+def spawned_rank(fn, index, *args):
+    """A rank started by ``torch.multiprocessing.start_processes``: labelled with its
+    index among the processes started, then the user's ``fn(index, *args)``."""
+    become_rank({"rank": index, "local_rank": index, "node": None,
+                 "host": socket.gethostname()})
+    try:
+        return fn(index, *args)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # torch's wrapper catches it before any excepthook
+        _uncaught(type(exc), exc, exc.__traceback__)
+        unseen.clean(exc, exc.__traceback__)  # the traceback torch prints: the user's
+        raise
+
+
+def become_rank(labels):
+    hooks.forget_parent()  # a rank forked from a hooked process
+    set_rank_labels(labels)
+    become_main()
+
+
+def _number(name):
+    try:
+        return int(os.environ[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def _uncaught(kind, value, tb):
+    """Event ``uncaught``: the rank's exception that reached the top, and when: which
+    rank failed first, and how."""
+    try:
+        emit("uncaught", t=time.time(), type=kind.__name__,
+             message=str(value).split("\n", 1)[0][:500],
+             traceback="".join(traceback.format_exception(kind, value, tb))[-4000:])
+    except Exception:  # the agent must never be why the rank's error is not shown
+        pass

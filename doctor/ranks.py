@@ -1,0 +1,80 @@
+"""The ranks of a distributed run: where its root cause happened, and what the other
+ranks showed because of it.
+
+Under a launcher or ``mp.spawn`` every event of a rank and of its workers carries the
+rank's labels (:mod:`doctor.agent.startup`), and the evidence holds each rank's main
+process and its uncaught exception (``Evidence.ranks``). The diagnosis rules read the
+evidence of every rank together; the root cause is the first failure in time across
+ranks (a worker of a rank that ended abnormally, a rank that raised). What the others
+show because of it, a collective that lost its peer or timed out, the launcher's
+SIGTERM, its ``ChildFailedError``, is folded into the root cause's evidence, as a
+symptom is for one process.
+"""
+from doctor.rulekit import find, first_line, signame
+
+#: what a launcher raises when a rank failed: it ends the others and gives up
+#: (torchrun's elastic agent; torch.multiprocessing.spawn's join in the parent)
+LAUNCHER_TEXTS = (r"ChildFailedError", r"ProcessExitedException", r"ProcessRaisedException",
+                  r"process \d+ terminated with (signal|exit code)")
+
+
+def failures(ev):
+    """(time, rank, what) of every failure seen in a rank, the earliest first: a worker
+    that was killed or exited with an error, a rank that raised."""
+    found = []
+    for worker in ev.workers:
+        if worker.rank is None or worker.ended_at is None:
+            continue
+        if worker.signal:
+            what = "its worker %s was killed by %s" % (
+                worker.worker_id if worker.worker_id is not None else "(pid %d)" % worker.pid,
+                signame(worker.signal))
+        elif worker.exitcode:
+            what = "its worker %s exited with status %d" % (
+                worker.worker_id if worker.worker_id is not None else "(pid %d)" % worker.pid,
+                worker.exitcode)
+        else:
+            continue
+        found.append((worker.ended_at, worker.rank, what))
+    for rank in ev.ranks:
+        if rank.get("failed_at") is not None and rank.get("rank") is not None:
+            found.append((rank["failed_at"], rank["rank"], "it raised %s" % rank.get("error")))
+    return sorted(found, key=lambda f: f[0])
+
+
+def attribute(ev, root):
+    """Set the root cause's rank (when its rule did not), its node where the run had
+    several, and fold into its evidence what the other ranks and the launcher showed."""
+    if not ev.ranks:
+        return
+    found = failures(ev)
+    if root.rank is None and found:
+        root.rank = found[0][1]
+    nodes = {r.get("node") for r in ev.ranks if r.get("node") is not None}
+    if len(nodes) > 1 and root.rank is not None:
+        root.node = next((r.get("node") for r in ev.ranks if r.get("rank") == root.rank), None)
+    if root.rank is None:
+        return
+    started = next((t for t, rank, _what in found if rank == root.rank), None)
+    if started is not None:
+        root.evidence.append("rank %d failed first, of %d rank(s)" % (root.rank, len(ev.ranks)))
+    told = {root.rank}
+    for t, rank, what in found:
+        if rank in told:
+            continue
+        told.add(rank)
+        after = " %.1fs later" % (t - started) if started is not None else ""
+        root.evidence.append("rank %d failed%s, because of it: %s" % (rank, after, what[:300]))
+    launcher = find(ev, *LAUNCHER_TEXTS)
+    who = "the launcher" if ev.hints.get("launcher") else "the process that started the ranks"
+    for rank in ev.ranks:
+        if rank.get("rank") is not None and rank["rank"] not in told:
+            told.add(rank["rank"])
+            root.evidence.append("rank %d did not fail on its own: %s" % (
+                rank["rank"], "it was ended with the run" if launcher is None else
+                "%s ended it when rank %d failed" % (who, root.rank)))
+    if launcher:
+        exc, text, _match = launcher
+        name = exc.type.rsplit(".", 1)[-1] if exc is not None else first_line(text)[:200]
+        root.evidence.append("%s then gave up with %s (exit status %s)"
+                             % (who, name, ev.exit_code))

@@ -1,0 +1,269 @@
+"""The doctor on distributed runs: a launcher run as the user would (``torchrun``,
+``python -m torch.distributed.run``) with every rank and every rank's workers watched
+through the run's startup hook, ``mp.spawn`` ranks hooked under a plain run, the rank of
+the root cause, and nothing left running, also when the doctor is ended by a signal.
+
+The fixtures themselves (``fixtures/distributed/``) run for real in
+``tests/test_doctor_fixtures.py`` and are replayed from their recordings here."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import uuid
+
+import pytest
+
+import needs
+import recordings
+from doctor import launchers
+from doctor.agent import EVENTS, RANK
+from doctor.process_tree import TOKEN as RUN_TOKEN
+from doctor_run import doctor_command, leftovers
+from fixture_markers import DISTRIBUTED, LAUNCHER
+from test_doctor_fixtures import replay
+from test_doctor_hardening import Doctor
+
+pytestmark = needs.posix
+
+
+# -- the launcher's command line --------------------------------------------------------
+
+@pytest.mark.parametrize("target, found", [
+    (["torchrun", "--nproc-per-node", "2", "train.py", "--epochs", "1"], ("script", "train.py")),
+    (["torchrun", "--nproc_per_node=2", "--standalone", "train.py"], ("script", "train.py")),
+    (["/opt/venv/bin/torchrun", "--nnodes", "2", "--node-rank", "1", "--rdzv-endpoint",
+      "127.0.0.1:29400", "train.py"], ("script", "train.py")),
+    (["-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "pkg.train"],
+     ("module", "pkg.train")),
+    (["-m", "torch.distributed.run", "--no-python", "--nproc-per-node", "2", "./run.sh"],
+     ("program", "./run.sh")),
+    (["-m", "torch.distributed.launch", "--use-env", "train.py"], ("script", "train.py")),
+    (["torchrun", "--", "train.py"], ("script", "train.py")),
+])
+def test_the_launchers_arguments_name_the_script_each_rank_runs(target, found):
+    assert launchers.is_launcher(target)
+    assert launchers.script_of(target) == found
+
+
+@pytest.mark.parametrize("target", [["train.py"], ["-m", "torch.distributed"], ["torchrun.py"],
+                                    ["-m", "pkg.train"]])
+def test_a_script_or_module_is_no_launcher(target):
+    assert not launchers.is_launcher(target)
+
+
+def _torch_flags():
+    """The options of torch's launcher that take no value, read from its source with
+    ``ast`` (nothing of torch is imported): ``action=check_env`` or ``"store_true"``."""
+    import ast
+    import importlib.util
+
+    source = os.path.join(os.path.dirname(importlib.util.find_spec("torch").origin),
+                          "distributed", "run.py")
+    with open(source, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    flags = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument"):
+            continue
+        action = next((k.value for k in node.keywords if k.arg == "action"), None)
+        if (isinstance(action, ast.Name) and action.id == "check_env") or (
+                isinstance(action, ast.Constant) and action.value in ("store_true",
+                                                                      "store_false")):
+            flags.update(a.value for a in node.args if isinstance(a, ast.Constant))
+    return flags
+
+
+def test_the_launchers_options_without_a_value_are_torchs():
+    """The options that take no value are those of torch's own parser: any other option
+    takes the next argument, so the script is found where torch finds it."""
+    flags = _torch_flags() | {"-h", "--help"}
+    assert "--standalone" in flags
+    assert flags <= launchers.FLAGS
+    assert launchers.FLAGS - flags <= {"--use-env", "--use_env"}  # torch.distributed.launch
+
+
+@pytest.mark.parametrize("args, says", [
+    (["torchrun", "--nproc-per-node", "2"], "give the launcher a script to run"),
+    (["--verify", "torchrun", "train.py"], "--verify re-runs a script"),
+    (["--compare", "-m", "torch.distributed.run", "train.py"], "--compare re-runs a script"),
+    (["-m", "torch.distributed.run", "--no-python", "train.py"], "--no-python"),
+    (["-m", "torch.distributed.run", "missing.py"], "missing.py: no such file"),
+])
+def test_a_launcher_command_the_doctor_cannot_run_is_one_line_exit_2(tmp_path, args, says):
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    status, _report, out, err, _left = doctor_command(args, tmp_path)
+    assert status == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert out == ""
+
+
+def test_a_launcher_not_on_path_is_one_line_exit_2(tmp_path):
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    status, _report, _out, err, _left = doctor_command(
+        ["torchrun", "train.py"], tmp_path, env={"PATH": str(tmp_path)})
+    assert status == 2 and "torchrun: not found on PATH" in err, err
+
+
+# -- the startup hook -------------------------------------------------------------------
+
+USER_SITECUSTOMIZE = "import os\nos.environ['USER_SITE_RAN'] = 'yes'\n"
+SHOW = ("import json, os, sys; print(json.dumps([os.environ.get('USER_SITE_RAN'), "
+        "os.environ.get(%r), 'torch' in sys.modules]))" % RANK)
+
+
+def _interpreter(tmp_path, token, **env):
+    """(what a fresh interpreter of a launcher's run printed, the events it wrote), its
+    environment carrying the run's hook and ``token``."""
+    user = tmp_path / "user"
+    user.mkdir(exist_ok=True)
+    (user / "sitecustomize.py").write_text(USER_SITECUSTOMIZE)
+    folder = tempfile.mkdtemp(dir=tmp_path)
+    events = os.path.join(folder, "events.jsonl")
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("LOCAL_RANK", "RANK", "GROUP_RANK", RANK)}
+    base.update(env, PYTHONPATH=os.pathsep.join([str(user), os.environ.get("PYTHONPATH", "")]))
+    base[EVENTS] = events
+    base[RUN_TOKEN] = token
+    full = launchers.startup_env(folder, "the-run", base)
+    proc = subprocess.run([sys.executable, "-c", SHOW], env=full, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    try:
+        with open(events) as handle:
+            written = [json.loads(line) for line in handle]
+    except FileNotFoundError:
+        written = []
+    return json.loads(proc.stdout), written
+
+
+def test_the_hook_makes_a_rank_of_the_run_a_main_process_labelled_with_its_rank(tmp_path):
+    shown, events = _interpreter(tmp_path, "the-run", LOCAL_RANK="1", RANK="3",
+                                 GROUP_RANK="1")
+    user_ran, label, torch_loaded = shown
+    assert user_ran == "yes"  # the user's own sitecustomize still runs
+    assert json.loads(label)["rank"] == 3
+    assert not torch_loaded  # hooked when the script imports it, not before
+    (start,) = [e for e in events if e["event"] == "main_start"]
+    assert (start["rank"], start["local_rank"], start["node"]) == (3, 1, 1)
+
+
+@pytest.mark.parametrize("token, env", [
+    ("another-run", {"LOCAL_RANK": "0", "RANK": "0"}),  # not this run's token
+    ("the-run", {}),  # the launcher itself: no rank
+    ("the-run", {"LOCAL_RANK": "0", "RANK": "0", RANK: '{"rank": 0}'}),  # a rank's worker
+])
+def test_the_hook_does_nothing_outside_a_ranks_main_process(tmp_path, token, env):
+    shown, events = _interpreter(tmp_path, token, **env)
+    assert shown[0] == "yes"
+    assert events == []
+
+
+# -- the fixtures' recorded runs --------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["dlw201_rank_all_reduce.py", "dlw201_spawn_all_reduce.py"])
+def test_the_root_cause_names_the_rank_it_happened_in(name):
+    """Rank 1's worker is killed while rank 0 waits in all_reduce: the root cause is in
+    rank 1, and what rank 0 and the launcher showed is its evidence, not a cause."""
+    path = DISTRIBUTED / name
+    target = LAUNCHER + [name] if name.startswith("dlw201_rank") else [name]
+    status, report, _output = replay(target, DISTRIBUTED, path)
+    first = report["diagnoses"][0]
+    assert (status, first["code"], first["rank"]) == (1, "DLW201", 1), report["diagnoses"]
+    assert "node" not in first  # one node
+    evidence = "\n".join(first["evidence"])
+    assert "worker 0 of rank 1" in evidence and "rank 1 failed first, of 2" in evidence
+    assert "rank 0 " in evidence
+    assert [d["code"] for d in report["diagnoses"]] == ["DLW201"]
+
+
+def test_every_rank_and_worker_of_a_launched_run_is_labelled():
+    data = recordings.load(DISTRIBUTED / "clean_ddp.py")
+    evidence = data["evidence"]
+    assert sorted(r["rank"] for r in evidence["ranks"]) == [0, 1]
+    assert {r["node"] for r in evidence["ranks"]} == {0}
+    assert sorted(w["rank"] for w in evidence["workers"]) == [0, 0, 1, 1]
+    assert sorted(loader["rank"] for loader in evidence["loaders"]) == [0, 1]
+    assert evidence["hints"]["launcher"] == " ".join(["python"] + LAUNCHER)
+
+
+def test_the_memory_chart_names_each_ranks_main_process_and_workers():
+    from doctor.evidence import WorkerExit
+    from doctor.memory_chart import _role
+    from doctor.supervisor import _rank_places
+
+    memory = {"processes": [{"pid": pid, "role": role} for pid, role in [
+        (10, "main"), (11, "worker 0"), (20, "process"), (21, "worker 0"), (5, "launcher")]]}
+    _rank_places(memory, [{"pid": 10, "rank": 0}, {"pid": 20, "rank": 1}],
+                 [WorkerExit(pid=11, rank=0), WorkerExit(pid=21, rank=1)])
+    assert [_role(p) for p in memory["processes"]] == [
+        "rank 0 (pid 10)", "rank 1 (pid 20)", "worker 0 of rank 0 (pid 11)",
+        "worker 0 of rank 1 (pid 21)", "launcher (pid 5)"]
+
+
+# -- never a process left ---------------------------------------------------------------
+
+#: two ranks summing batches for ever, each with two workers
+FOREVER_DDP = textwrap.dedent("""\
+    import datetime
+    import time
+
+    import torch
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader, TensorDataset
+
+
+    def main():
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=600))
+        loader = DataLoader(TensorDataset(torch.arange(64.0)), batch_size=2, num_workers=2,
+                            persistent_workers=True)
+        total = torch.zeros(1)
+        for epoch in range(10 ** 6):
+            for i, (batch,) in enumerate(loader):
+                total += batch.sum()
+                dist.all_reduce(total)
+                if epoch == 0 and i == 0:
+                    print("rank %d: first batch" % dist.get_rank(), flush=True)
+                time.sleep(0.01)
+
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_doctor_ends_the_launcher_every_rank_and_every_worker(tmp_path, name):
+    (tmp_path / "train.py").write_text(FOREVER_DDP)
+    temp = tempfile.mkdtemp(prefix="dlw-t-")
+    doctor = Doctor(["--json", *LAUNCHER, "train.py"], tmp_path, env={"TMPDIR": temp})
+    doctor.wait_for("first batch")
+    running = leftovers(doctor.token)
+    # the keeper, the launcher, two ranks, their four workers (and resource trackers)
+    assert len(running) >= 8, [p.cmdline() for p in running]
+    doctor.proc.send_signal(getattr(signal, name))
+    status, out, err, left = doctor.finish()
+    assert status == 128 + getattr(signal, name), err[-3000:]
+    report = json.loads(out)
+    assert report["outcome"] == "stopped"
+    assert not left, [p.cmdline() for p in left]
+    assert not os.listdir(temp), os.listdir(temp)
+    os.rmdir(temp)
+
+
+def test_the_hooks_token_is_the_runs():
+    """Each run writes its own hook, for its own token: the hook of one run acts in no
+    other run's processes."""
+    first, second = (tempfile.mkdtemp() for _ in range(2))
+    try:
+        texts = []
+        for folder in (first, second):
+            launchers.startup_env(folder, uuid.uuid4().hex, {})
+            with open(os.path.join(folder, launchers.STARTUP, "sitecustomize.py")) as handle:
+                texts.append(handle.read())
+        assert texts[0] != texts[1]
+    finally:
+        for folder in (first, second):
+            shutil.rmtree(folder)
