@@ -60,16 +60,14 @@ def examine(target, options, path=None):
     Raises :class:`doctor.notebook_run.NotRunnable` for a notebook that cannot run."""
     path = path or target[0]
     book = notebook_run.check(path) if notebook_run.is_notebook(path) else None
+    static = None
     if book is None and options.start_method != OWN:
         # the checker reads the text that runs and works while it runs, off the
         # critical path (the start method is known before the run)
         static = Beside(static_of, path, options.start_method, None, _read(path))
-        ev = observe(target, options)
-        ev.static = static.result()
-    else:
-        ev = observe(target, options)
-        method = ev.start_method if options.start_method == OWN else options.start_method
-        ev.static = static_of(path, method, book)
+    ev = observe(target, options)
+    method = ev.start_method if options.start_method == OWN else options.start_method
+    ev.static = static.result() if static is not None else static_of(path, method, book)
     diagnoses = diagnosed(ev)
     result = Result(ev, diagnoses)
     if book is not None:
