@@ -45,7 +45,7 @@ class Summaries:
     """Per-module memo of the answers above."""
 
     __slots__ = ("facts", "_returns", "_attributes", "_callers", "_receivers", "_defaults",
-                 "_reach", "instances", "worker_loaders", "init_assigns")
+                 "_reach", "instances", "worker_loaders", "init_assigns", "targets")
 
     def __init__(self, facts):
         self.facts = facts
@@ -57,6 +57,8 @@ class Summaries:
         self.worker_loaders = {}
         #: analysis.datasets.init_assigns' answers, by class
         self.init_assigns = {}
+        #: resolve_call's answers, by (call, scope, local)
+        self.targets = {}
         self._attributes = {}
         self._callers = None
         self._receivers = None
@@ -150,7 +152,15 @@ def _imports_beside(facts):
 
 def resolve_call(call, scope, facts, local=False):
     """The Targets a call runs, as far as this module and (unless ``local``) the modules
-    beside it that may build a loader say."""
+    beside it that may build a loader say (memoised per module)."""
+    memo = facts.summaries.targets
+    key = (call, scope, local)
+    if key not in memo:
+        memo[key] = _resolve_call(call, scope, facts, local)
+    return list(memo[key])
+
+
+def _resolve_call(call, scope, facts, local):
     func = call.func
     found = []
     if isinstance(func, ast.Name):

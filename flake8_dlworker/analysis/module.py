@@ -353,16 +353,28 @@ class _Walker:
             stack.append((stmt, inner, owner, CLASS))
 
 
+#: fields that never hold a node, or only leaves (a name, a number, ``ctx``, aliases)
+_SCALAR_FIELDS = frozenset((
+    "id", "ctx", "attr", "arg", "name", "names", "module", "level", "kind", "type_comment",
+    "conversion", "is_async", "simple", "tag", "rest", "kwd_attrs"))
+#: node type -> its fields that may hold a node the walk enters, in ``_fields`` order
+_CHILD_FIELDS = {}
+
+
 def _push_children(node, stack, scope, owner, place):
     """``ast.iter_child_nodes(node)``, in its order, leaves left out, onto the stack
     (without its generators: the walk visits every node of the module)."""
-    for name in node._fields:
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CHILD_FIELDS[type(node)] = tuple(
+            name for name in node._fields if name not in _SCALAR_FIELDS)
+    for name in fields:
         value = getattr(node, name, None)
-        if isinstance(value, list):
+        if type(value) is list:
             for item in value:
-                if isinstance(item, ast.AST) and type(item) not in _LEAVES:
+                if type(item) not in _LEAVES and isinstance(item, ast.AST):
                     stack.append((item, scope, owner, place))
-        elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+        elif type(value) not in _LEAVES and isinstance(value, ast.AST):
             stack.append((value, scope, owner, place))
 
 
