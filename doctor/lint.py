@@ -8,7 +8,8 @@ does (``setup.cfg``, ``tox.ini``, ``.flake8``, ``--config``, ``--append-config``
 ``per-file-ignores``, ``# noqa`` and ``--disable-noqa``. The findings themselves come
 from the plugin class flake8 loads, on each file read by flake8's own file processor
 (coding cookie, BOM, latin-1 fallback, ``# flake8: noqa``). So ``doctor check`` and
-``flake8 --select DLW`` cannot disagree.
+``flake8 --select DLW`` cannot disagree. (A plain UTF-8 file that the plugin cannot
+report on is read without the file processor: :func:`plain_text` gives the same text.)
 
 The loop over the files is this module's, not flake8's checker manager: flake8 runs
 every installed plugin whatever ``--select`` says (pycodestyle tokenizes every line),

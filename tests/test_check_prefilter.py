@@ -2,7 +2,8 @@
 
 A module whose text neither mentions what starts workers nor imports a module beside it
 is not given to the plugin (:mod:`flake8_dlworker.prefilter`), and is only checked to be
-valid Python (:func:`doctor.lint.parses`); a file without ``noqa`` in it is not
+valid Python (:func:`doctor.lint.parses`); a plain UTF-8 file is read without flake8's
+file processor (:func:`doctor.lint.plain_text`); a file without ``noqa`` in it is not
 tokenized for its ``# noqa`` lines. Each test compares ``check`` with real flake8 on
 the cases at the edge of these shortcuts. Also here: the folders ``check`` searches
 (flake8's, and nothing else), and ``--diff``/``--fix`` on a file with a byte order mark.
