@@ -8,7 +8,8 @@ does (``setup.cfg``, ``tox.ini``, ``.flake8``, ``--config``, ``--append-config``
 ``per-file-ignores``, ``# noqa`` and ``--disable-noqa``. The findings themselves come
 from the plugin class flake8 loads, on each file read by flake8's own file processor
 (coding cookie, BOM, latin-1 fallback, ``# flake8: noqa``). So ``doctor check`` and
-``flake8 --select DLW`` cannot disagree.
+``flake8 --select DLW`` cannot disagree. (A plain UTF-8 file that the plugin cannot
+report on is read without the file processor: :func:`plain_text` gives the same text.)
 
 The loop over the files is this module's, not flake8's checker manager: flake8 runs
 every installed plugin whatever ``--select`` says (pycodestyle tokenizes every line),
@@ -16,6 +17,8 @@ ends the whole run when one file's tree is too deep to build (RecursionError), a
 no notebook. Here each file is checked on its own: any failure to read or analyse it is
 a :class:`Problem` for that file, and the other files are still checked.
 """
+import codecs
+import gc
 import os
 import re
 import stat
@@ -34,8 +37,11 @@ CHUNK = 8
 
 #: flake8's ``# flake8: noqa`` and ``# noqa`` patterns (defaults.NOQA_FILE and
 #: NOQA_INLINE_REGEXP) both hold these words, matched as they match them (IGNORECASE): a
-#: file without the word gives flake8's answer without its search line by line
-_FLAKE8 = re.compile("flake8", re.IGNORECASE)
+#: file without the word gives flake8's answer without its search line by line. The
+#: characters IGNORECASE takes for each letter of ``flake8`` are spelled out (K: the
+#: Kelvin sign too), after the ``8``, so that the search runs from that one character
+#: instead of trying each position of the text
+_FLAKE8 = re.compile("8(?<=[Ff][Ll][Aa][Kk\u212a][Ee]8)")
 _NOQA = re.compile("noqa", re.IGNORECASE)
 #: the options of the files' worker processes: (flake8 argv, parsed options)
 _STATE = {}
@@ -175,23 +181,56 @@ def _module(path, options):
     from flake8_dlworker.plugin import DataLoaderWorkerChecker
     from flake8_dlworker.prefilter import may_report
 
-    processor = FileProcessor(path, options)
-    text = "".join(processor.lines)
-    if _FLAKE8.search(text) and processor.should_ignore_file():  # "# flake8: noqa"
-        return Checked(path, [], [])
+    processor = None
+    text = plain_text(path)  # the same text, read without flake8's line by line reading
+    if text is None or _FLAKE8.search(text):
+        processor = FileProcessor(path, options)
+        text = "".join(processor.lines)
+        if _FLAKE8.search(text) and processor.should_ignore_file():  # "# flake8: noqa"
+            return Checked(path, [], [])
     if not may_report(text, path) and parses(text):
         return Checked(path, [], [])  # valid Python in which the plugin finds nothing
+    if processor is None:
+        processor = FileProcessor(path, options)
+    paused = gc.isenabled()
+    gc.disable()  # each pass would walk the tree being built: nothing in it is a cycle
     try:
         tree = processor.build_ast()
     except SyntaxError as exc:
         return _failed(path, "not valid Python: %s" % exc.msg, exc.lineno, True)
     except ValueError as exc:
         return _failed(path, "not valid Python: %s" % exc, None, True)
+    finally:
+        if paused:
+            gc.enable()
     checker = DataLoaderWorkerChecker(tree, path, processor.lines)
     found = [Raw(message.split(" ", 1)[0], line, col, message.split(" ", 1)[1],
                  noqa_line(processor, text, line))
              for line, col, message, _kind in checker.run()]
     return Checked(path, found, [])
+
+
+def plain_text(path):
+    """The text flake8's file processor reads from ``path`` (its lines joined), when the
+    file is plain UTF-8: no byte order mark, no ``coding`` in its first two lines (where
+    a coding line would be) and valid UTF-8 throughout; else None, and flake8's own
+    reading is needed (a coding line, a BOM to strip, the latin-1 fallback).
+
+    flake8 opens the file as ``tokenize.open`` does: UTF-8 when no coding line says
+    otherwise, newlines universal (``\\r\\n`` and ``\\r`` read as ``\\n``)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if data.startswith(codecs.BOM_UTF8) or b"coding" in b"\n".join(data.split(b"\n", 2)[:2]):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text.startswith("\xef\xbb\xbf"):  # flake8 strips these three characters too
+        return None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 def parses(text):

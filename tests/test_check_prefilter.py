@@ -2,7 +2,8 @@
 
 A module whose text neither mentions what starts workers nor imports a module beside it
 is not given to the plugin (:mod:`flake8_dlworker.prefilter`), and is only checked to be
-valid Python (:func:`doctor.lint.parses`); a file without ``noqa`` in it is not
+valid Python (:func:`doctor.lint.parses`); a plain UTF-8 file is read without flake8's
+file processor (:func:`doctor.lint.plain_text`); a file without ``noqa`` in it is not
 tokenized for its ``# noqa`` lines. Each test compares ``check`` with real flake8 on
 the cases at the edge of these shortcuts. Also here: the folders ``check`` searches
 (flake8's, and nothing else), and ``--diff``/``--fix`` on a file with a byte order mark.
@@ -103,6 +104,55 @@ def test_noqa_in_any_case_is_read_as_flake8_reads_it(tmp_path):
         assert check_set(tmp_path, fmt)[0] == expected
 
 
+BOM = b"\xef\xbb\xbf"
+READINGS = {  # the bytes of a file, and whether check reads it without flake8's help
+    "crlf": (b"x = 1\r\ny = 2\r\n", True),
+    "cr": (b"x = 1\ry = 2\r", True),
+    "mixed": (b"x = 1\r\n\r\r\n\ny = '\r'\n", True),
+    "no-newline": (b"x = 1", True),
+    "empty": (b"", True),
+    "separators": ("x = 1\x0c\x0b\x1c\x1d\x1e\x85\u2028\u2029\n# \u00e9\n".encode(), True),
+    "nul": (b"x = 1\0\n", True),
+    "coding-later": (b"x = 1\ny = 2\n# coding: latin-1\n", True),
+    "bom": (BOM + b"x = 1\r\n", False),
+    "latin-1-cookie": (b"# -*- coding: latin-1 -*-\nx = '\xe9'\n", False),
+    "cookie-second-line": (b"#!/usr/bin/env python\n# coding=utf-8\nx = 1\n", False),
+    "not-utf-8": (b"x = '\xe9'\n", False),
+    "bom-as-text": ("\u00ef\u00bb\u00bfx = 1\n".encode(), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READINGS))
+def test_a_file_read_without_flake8_reads_as_flake8_reads_it(tmp_path, name):
+    """check reads a plain UTF-8 file itself (lint.plain_text); anything else is read
+    by flake8's file processor. Where it reads, it reads the text flake8 reads."""
+    from flake8.processor import FileProcessor
+
+    data, plain = READINGS[name]
+    path = tmp_path / "m.py"
+    path.write_bytes(data)
+    options = lint.load(lint.flake8_argv())
+    text = lint.plain_text(str(path))
+    assert (text is not None) == plain
+    if text is not None:
+        assert text == "".join(FileProcessor(str(path), options).lines)
+
+
+def test_the_search_for_flake8_finds_what_ignorecase_finds():
+    """lint._FLAKE8 spells out the letters re.IGNORECASE takes for ``flake8``: every
+    character any Unicode code point matches there."""
+    import itertools
+    import re
+    import sys
+
+    every = "".join(chr(i) for i in range(sys.maxunicode + 1) if not 0xD800 <= i < 0xE000)
+    variants = [re.findall("(?i)" + re.escape(letter), every) for letter in "flake8"]
+    assert len(variants[3]) == 3  # k, K and the Kelvin sign
+    for word in itertools.product(*variants):
+        assert lint._FLAKE8.search("# %s: noqa" % "".join(word))
+    assert not lint._FLAKE8.search("# flake: noqa 8")
+
+
 def test_parses_is_never_true_where_ast_parse_fails():
     """The cheap check of a file the plugin skips: valid Python is taken, and anything
     ast.parse rejects (syntax, a tree too deep to build) goes to ast.parse."""
@@ -165,7 +215,6 @@ def _notebook(source):
                        "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
-BOM = b"\xef\xbb\xbf"
 CODED = b"# -*- coding: utf-8 -*-\n" + LAMBDA.encode()
 
 

@@ -159,7 +159,15 @@ def find_method(classdef, name, facts, skip_self=False):
 
 def init_assigns(classdef, facts):
     """(attribute, value, __init__ FunctionDef, ClassDef) for each ``self.x = ...`` in the
-    ``__init__`` methods along the module chain; the last assignment of an attribute wins."""
+    ``__init__`` methods along the module chain; the last assignment of an attribute wins
+    (memoised per module)."""
+    memo = facts.summaries.init_assigns
+    if classdef not in memo:
+        memo[classdef] = _init_assigns(classdef, facts)
+    return list(memo[classdef])
+
+
+def _init_assigns(classdef, facts):
     found = {}
     for cls in reversed(class_chain(classdef, facts)):
         class_scope = facts.scopes.get(cls)

@@ -19,6 +19,11 @@ from flake8_dlworker.analysis.loaders import is_dataloader_call, may_have_worker
 from flake8_dlworker.analysis.values import argparse_defaults, setting_default
 
 _MAX_DEPTH = 6
+#: how many summaries (returns_loader, attribute_loader) are being made now. While one
+#: is, it answers False to a recursive question about itself, and an answer that rests
+#: on that is not memoised; once none is, every summary asked is final, and so is
+#: is_worker_loader's answer
+_MAKING = [0]
 
 
 class Target:
@@ -40,7 +45,7 @@ class Summaries:
     """Per-module memo of the answers above."""
 
     __slots__ = ("facts", "_returns", "_attributes", "_callers", "_receivers", "_defaults",
-                 "_reach", "instances")
+                 "_reach", "instances", "worker_loaders", "init_assigns", "targets")
 
     def __init__(self, facts):
         self.facts = facts
@@ -48,6 +53,12 @@ class Summaries:
         #: instance_classes' answers: a name rebound from itself (``x = f(x)``) is asked
         #: again at each depth through each of its bindings
         self.instances = {}
+        #: is_worker_loader's answers given while no summary was being made (see there)
+        self.worker_loaders = {}
+        #: analysis.datasets.init_assigns' answers, by class
+        self.init_assigns = {}
+        #: resolve_call's answers, by (call, scope, local)
+        self.targets = {}
         self._attributes = {}
         self._callers = None
         self._receivers = None
@@ -93,8 +104,12 @@ class Summaries:
         if node not in self._returns:
             self._returns[node] = False  # recursion: assume not while it is asked
             scope = target.scope
-            self._returns[node] = scope is not None and any(
-                is_worker_loader(value, scope, self.facts, 1) for value in scope.returns)
+            _MAKING[0] += 1
+            try:
+                self._returns[node] = scope is not None and any(
+                    is_worker_loader(value, scope, self.facts, 1) for value in scope.returns)
+            finally:
+                _MAKING[0] -= 1
         return self._returns[node]
 
     def attribute_loader(self, classdef, attr):
@@ -103,9 +118,13 @@ class Summaries:
         key = (classdef, attr)
         if key not in self._attributes:
             self._attributes[key] = False
-            self._attributes[key] = any(
-                is_worker_loader(value, scope, self.facts, 1)
-                for value, scope in attribute_values(classdef, attr, self.facts))
+            _MAKING[0] += 1
+            try:
+                self._attributes[key] = any(
+                    is_worker_loader(value, scope, self.facts, 1)
+                    for value, scope in attribute_values(classdef, attr, self.facts))
+            finally:
+                _MAKING[0] -= 1
         return self._attributes[key]
 
     def callers(self, node):
@@ -133,7 +152,15 @@ def _imports_beside(facts):
 
 def resolve_call(call, scope, facts, local=False):
     """The Targets a call runs, as far as this module and (unless ``local``) the modules
-    beside it that may build a loader say."""
+    beside it that may build a loader say (memoised per module)."""
+    memo = facts.summaries.targets
+    key = (call, scope, local)
+    if key not in memo:
+        memo[key] = _resolve_call(call, scope, facts, local)
+    return list(memo[key])
+
+
+def _resolve_call(call, scope, facts, local):
     func = call.func
     found = []
     if isinstance(func, ast.Name):
@@ -279,6 +306,16 @@ def is_worker_loader(expr, scope, facts, depth=0):
     """True when ``expr`` is a torch DataLoader that may start workers: built here,
     returned by a function or method, kept on ``self``, or passed through
     ``accelerator.prepare``."""
+    if _MAKING[0]:
+        return _is_worker_loader(expr, scope, facts, depth)
+    memo = facts.summaries.worker_loaders
+    key = (expr, scope, depth)
+    if key not in memo:
+        memo[key] = _is_worker_loader(expr, scope, facts, depth)
+    return memo[key]
+
+
+def _is_worker_loader(expr, scope, facts, depth):
     if depth > _MAX_DEPTH:
         return False
     if isinstance(expr, ast.IfExp):  # enumerate(train if training else val)

@@ -18,6 +18,14 @@ def is_dataloader_call(node, scope, facts):
     subclass of one defined in this module."""
     if not isinstance(node, ast.Call):
         return False
+    key = (node, scope)
+    memo = facts.loader_calls
+    if key not in memo:
+        memo[key] = _is_dataloader_call(node, scope, facts)
+    return memo[key]
+
+
+def _is_dataloader_call(node, scope, facts):
     func = node.func
     if facts.qualname(func, scope) in LOADERS:
         return True

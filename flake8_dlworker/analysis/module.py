@@ -24,7 +24,7 @@ NOTEBOOK = "notebook"    # a notebook cell: the kernel's ``__main__``, never re-
 #: nodes with nothing below them that any rule reads: not worth a trip through the stack
 _LEAVES = frozenset(
     [ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
-     ast.Global, ast.Nonlocal, ast.alias]
+     ast.Nonlocal, ast.alias]
     + ast.operator.__subclasses__() + ast.unaryop.__subclasses__()
     + ast.cmpop.__subclasses__() + ast.boolop.__subclasses__())
 
@@ -32,7 +32,7 @@ _LEAVES = frozenset(
 _NOTED = frozenset((
     ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Call, ast.Import,
     ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For,
-    ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith, ast.Return))
+    ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith, ast.Return, ast.Global))
 
 
 class Binding:
@@ -75,7 +75,8 @@ class ModuleFacts:
     """Everything the rules read about one module."""
 
     __slots__ = ("filename", "tree", "module", "is_main_file", "iterations", "calls",
-                 "top_statements", "scopes", "project", "_summaries")
+                 "top_statements", "scopes", "project", "_summaries", "_qualnames",
+                 "loader_calls", "declared_global")
 
     def __init__(self, filename, tree):
         self.filename = filename
@@ -91,9 +92,15 @@ class ModuleFacts:
         self.top_statements = []
         #: FunctionDef / ClassDef node -> the Scope of its body
         self.scopes = {}
+        #: the names a ``global`` statement anywhere in the module names
+        self.declared_global = set()
         #: the modules beside this one (analysis/project.py), when the rules give one
         self.project = None
         self._summaries = None
+        #: qualname's answers, by (expression, scope): asked again and again by the rules
+        self._qualnames = {}
+        #: analysis.loaders.is_dataloader_call's answers, by (call, scope)
+        self.loader_calls = {}
 
     @property
     def summaries(self):
@@ -114,7 +121,14 @@ class ModuleFacts:
         return ()
 
     def qualname(self, expr, scope):
-        """The canonical qualified name an expression refers to through imports."""
+        """The canonical qualified name an expression refers to through imports (asked
+        once the walk has bound every name: memoised)."""
+        key = (expr, scope)
+        if key not in self._qualnames:
+            self._qualnames[key] = self._qualname(expr, scope)
+        return self._qualnames[key]
+
+    def _qualname(self, expr, scope):
         parts = dotted(expr)
         if parts is None:
             return None
@@ -213,14 +227,11 @@ def analyze_module(tree, filename, project=None, notebook=False):
 def _mark_constant_workers(facts):
     """``num_workers = 0`` once at module level, then ``num_workers=num_workers``: the
     name at the call is marked as the constant it always is (analysis.loaders reads it)."""
-    declared = None
+    declared = facts.declared_global  # a ``global`` statement may rebind it from a function
     for call, scope, _owner in facts.calls:
         for kw in call.keywords:
             if kw.arg != "num_workers" or not isinstance(kw.value, ast.Name):
                 continue
-            if declared is None:  # a ``global`` statement may rebind it from a function
-                declared = {name for node in ast.walk(facts.tree)
-                            if isinstance(node, ast.Global) for name in node.names}
             bindings = facts.lookup(kw.value.id, scope)
             if kw.value.id not in declared and len(bindings) == 1 \
                     and bindings[0].scope is facts.module \
@@ -250,9 +261,7 @@ class _Walker:
         while stack:
             node, scope, owner, place = stack.pop()
             if type(node) not in _NOTED:
-                for child in ast.iter_child_nodes(node):
-                    if type(child) not in _LEAVES:
-                        stack.append((child, scope, owner, place))
+                _push_children(node, stack, scope, owner, place)
                 continue
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._function(node, scope, owner, place, stack)
@@ -268,6 +277,9 @@ class _Walker:
                 continue
             if isinstance(node, ast.Call):
                 facts.calls.append((node, scope, owner))
+            elif isinstance(node, ast.Global):
+                facts.declared_global.update(node.names)
+                continue
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 record_import(node, scope.aliases)
                 if isinstance(node, ast.ImportFrom) and node.module and not node.level \
@@ -294,9 +306,7 @@ class _Walker:
                 for item in node.items:
                     if item.optional_vars is not None:
                         self._bind_target(item.optional_vars, item.context_expr, scope, place)
-            for child in ast.iter_child_nodes(node):
-                if type(child) not in _LEAVES:
-                    stack.append((child, scope, owner, place))
+            _push_children(node, stack, scope, owner, place)
 
     def _bind_target(self, target, value, scope, place):
         if isinstance(target, ast.Name):
@@ -341,6 +351,31 @@ class _Walker:
         self.facts.scopes[node] = inner
         for stmt in node.body:
             stack.append((stmt, inner, owner, CLASS))
+
+
+#: fields that never hold a node, or only leaves (a name, a number, ``ctx``, aliases)
+_SCALAR_FIELDS = frozenset((
+    "id", "ctx", "attr", "arg", "name", "names", "module", "level", "kind", "type_comment",
+    "conversion", "is_async", "simple", "tag", "rest", "kwd_attrs"))
+#: node type -> its fields that may hold a node the walk enters, in ``_fields`` order
+_CHILD_FIELDS = {}
+
+
+def _push_children(node, stack, scope, owner, place):
+    """``ast.iter_child_nodes(node)``, in its order, leaves left out, onto the stack
+    (without its generators: the walk visits every node of the module)."""
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CHILD_FIELDS[type(node)] = tuple(
+            name for name in node._fields if name not in _SCALAR_FIELDS)
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            for item in value:
+                if type(item) not in _LEAVES and isinstance(item, ast.AST):
+                    stack.append((item, scope, owner, place))
+        elif type(value) not in _LEAVES and isinstance(value, ast.AST):
+            stack.append((value, scope, owner, place))
 
 
 #: calls that hand back the objects they are given, in order (accelerate's prepare)
