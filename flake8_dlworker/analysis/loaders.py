@@ -111,12 +111,17 @@ def argument(call, name):
         if kw.arg == name:
             return kw
     position = POSITIONS.get(name)
-    if position is not None:
-        for i, arg in enumerate(call.args):
-            if isinstance(arg, ast.Starred):
-                return None
-            if i == position:
-                return arg
+    return positional(call, position) if position is not None else None
+
+
+def positional(call, position):
+    """The argument at ``position`` of ``call``; None when there is none, or when a
+    ``*args`` before it hides which one it is."""
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if i == position:
+            return arg
     return None
 
 

@@ -120,6 +120,16 @@ class ModuleFacts:
             scope = scope.parent
         return ()
 
+    def first_bound(self, name, scope, find):
+        """The first answer that is not None of ``find(value, its_scope)`` over the
+        expressions ``name`` is bound to, seen from ``scope``; None when there is none."""
+        for binding in self.lookup(name, scope):
+            if isinstance(binding.value, ast.expr):
+                found = find(binding.value, binding.scope)
+                if found is not None:
+                    return found
+        return None
+
     def qualname(self, expr, scope):
         """The canonical qualified name an expression refers to through imports (asked
         once the walk has bound every name: memoised)."""

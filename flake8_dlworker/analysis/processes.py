@@ -92,11 +92,8 @@ def _pool_kind(expr, scope, facts, depth):
                 return "Pool"
         return None
     if isinstance(expr, ast.Name):
-        for binding in facts.lookup(expr.id, scope):
-            if isinstance(binding.value, ast.expr):
-                kind = _pool_kind(binding.value, binding.scope, facts, depth + 1)
-                if kind is not None:
-                    return kind
+        return facts.first_bound(expr.id, scope,
+                                 lambda value, at: _pool_kind(value, at, facts, depth + 1))
     return None
 
 
@@ -112,11 +109,8 @@ def _context_method(expr, scope, facts, depth=0):
         qualname = facts.qualname(expr, scope)
         if qualname in ("multiprocessing", "torch.multiprocessing"):
             return expr
-        for binding in facts.lookup(expr.id, scope):
-            if isinstance(binding.value, ast.expr):
-                found = _context_method(binding.value, binding.scope, facts, depth + 1)
-                if found is not None:
-                    return found
+        return facts.first_bound(
+            expr.id, scope, lambda value, at: _context_method(value, at, facts, depth + 1))
     return None
 
 

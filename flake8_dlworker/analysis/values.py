@@ -20,7 +20,7 @@ Every answer is a ``(words, value)`` pair: ``words`` say where the value comes f
 """
 import ast
 
-from flake8_dlworker.analysis.loaders import UNKNOWN, is_known, literal
+from flake8_dlworker.analysis.loaders import UNKNOWN, is_known, literal, positional
 
 _MAX_DEPTH = 4
 _PARSE = frozenset(("parse_args",))
@@ -332,10 +332,4 @@ def argument_for_parameter(call, function, name, bound):
         params = params[1:]
     if name not in params:
         return None
-    position = params.index(name)
-    for i, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            return None
-        if i == position:
-            return arg
-    return None
+    return positional(call, params.index(name))

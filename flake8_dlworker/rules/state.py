@@ -238,12 +238,8 @@ def handle_kind(value, scope, facts, depth=0):
         qualname = facts.qualname(value, scope)
         if qualname is not None and "." not in qualname:
             return "the module '%s'" % qualname, False  # import numpy as np; self.np = np
-        for binding in facts.lookup(value.id, scope):
-            if isinstance(binding.value, ast.expr):
-                found = handle_kind(binding.value, binding.scope, facts, depth + 1)
-                if found is not None:
-                    return found
-        return None
+        return facts.first_bound(
+            value.id, scope, lambda bound, at: handle_kind(bound, at, facts, depth + 1))
     if not isinstance(value, ast.Call):
         return None
     func = value.func
