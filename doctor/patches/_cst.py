@@ -372,3 +372,21 @@ def loader_keywords(tree, name, line=None, accept=lambda value: True):
         if line is None or where.start.line <= line <= where.end.line:
             found.append(arg)
     return found
+
+
+def rewrite_loader_keyword(source, name, line, accept, rewrite, module_name):
+    """``source`` with the value of every ``name=`` of the ``DataLoader(...)`` at ``line``
+    that ``accept`` takes replaced by the expression ``rewrite(value)`` gives, which uses
+    ``module_name`` (imported plainly when it is not yet); None when there is none."""
+    tree = Tree(source)
+    module = tree.module
+    targets = loader_keywords(tree, name, line, accept)
+    if not targets:
+        return None
+    imported = has_plain_import(module, module_name)
+    for arg in targets:
+        module = module.deep_replace(arg, arg.with_changes(
+            value=cst.parse_expression(rewrite(arg.value))))
+    if not imported:
+        module = add_import(module, "import %s" % module_name)
+    return module.code

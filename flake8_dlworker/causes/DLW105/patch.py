@@ -16,18 +16,8 @@ STATIC = False  # host-dependent: the checker reports it only on a small host
 
 
 def fix(source, line, facts):
-    tree = _cst.Tree(source)
-    module = tree.module
-    targets = _cst.loader_keywords(tree, 'pin_memory', line, _pinned)
-    if not targets:
-        return None
-    torch = "torch" if _cst.has_plain_import(module, "torch") else None
-    for arg in targets:
-        module = module.deep_replace(arg, arg.with_changes(
-            value=cst.parse_expression("torch.cuda.is_available()")))
-    if torch is None:
-        module = _cst.add_import(module, "import torch")
-    return module.code
+    return _cst.rewrite_loader_keyword(source, "pin_memory", line, _pinned,
+                                       lambda value: "torch.cuda.is_available()", "torch")
 
 
 def _pinned(value):

@@ -139,15 +139,19 @@ def _kept_parameter(tree, argument, attr):
     return None
 
 
+def _used(expr):
+    """``x`` of ``x["k"]``, ``x.k`` or ``x.cursor()`` (a handle's method), else None."""
+    if isinstance(expr, (cst.Subscript, cst.Attribute)):
+        return expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value in _HANDLE_METHODS:
+        return expr.func.value
+    return None
+
+
 def _root_local(expr):
     """``db`` for ``db.cursor()``, ``db["x"]`` or ``db.x`` where ``db`` is a plain name."""
-    if isinstance(expr, (cst.Subscript, cst.Attribute)):
-        inner = expr.value
-    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
-            and expr.func.attr.value in _HANDLE_METHODS:
-        inner = expr.func.value
-    else:
-        return None
+    inner = _used(expr)
     return inner.value if isinstance(inner, cst.Name) else None
 
 
@@ -361,15 +365,7 @@ _STATEFUL = ("sqlite3.connect", "connect")
 
 def _root_attr(expr):
     """``h5`` for ``self.h5["x"]``, ``self.h5.x`` or ``self.db.cursor()``, else None."""
-    if isinstance(expr, cst.Subscript):
-        inner = expr.value
-    elif isinstance(expr, cst.Attribute):
-        inner = expr.value
-    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
-            and expr.func.attr.value in _HANDLE_METHODS:
-        inner = expr.func.value
-    else:
-        return None
+    inner = _used(expr)
     if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name) \
             and inner.value.value == "self":
         return inner.attr.value

@@ -15,18 +15,9 @@ STATIC = False  # host-dependent: the checker reports it only where the CPUs are
 
 
 def fix(source, line, facts):
-    tree = _cst.Tree(source)
-    module = tree.module
-    targets = _cst.loader_keywords(tree, 'num_workers', line, _literal_count)
-    if not targets:
-        return None
-    spelled = "os" if _cst.has_plain_import(module, "os") else None
-    for arg in targets:
-        module = module.deep_replace(arg, arg.with_changes(value=cst.parse_expression(
-            "min(%s, os.cpu_count() or 1)" % arg.value.value)))
-    if spelled is None:
-        module = _cst.add_import(module, "import os")
-    return module.code
+    return _cst.rewrite_loader_keyword(
+        source, "num_workers", line, _literal_count,
+        lambda value: "min(%s, os.cpu_count() or 1)" % value.value, "os")
 
 
 def _literal_count(value):
