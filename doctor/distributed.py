@@ -20,6 +20,11 @@ evidence, each with its rank; they are never a diagnosis of their own.
 import copy
 import re
 
+#: what a launcher raises when a rank failed: it ends the others and gives up (torchrun's
+#: elastic agent; torch.multiprocessing.spawn's join in the parent); also read by
+#: :mod:`doctor.ranks` for a run's ranks
+LAUNCHER_TEXTS = (r"ChildFailedError", r"ProcessExitedException", r"ProcessRaisedException",
+                  r"process \d+ terminated with (?:signal|exit code)")
 #: what a rank shows because another rank failed first, or the job was ended: the
 #: launcher's words (torch/distributed/elastic/multiprocessing/api.py and errors/,
 #: torch/multiprocessing/spawn.py), the collectives' (gloo's tcp pair, NCCL's
@@ -28,7 +33,7 @@ import re
 #: ``rebuild_storage_fd`` is not one of them: it is the rank's own worker that died while
 #: the rank fetched a tensor's file descriptor from it (the generic symptom, of that rank)
 FOLLOWS = re.compile(
-    r"ChildFailedError|ProcessRaisedException|ProcessExitedException|SignalException|"
+    "|".join(LAUNCHER_TEXTS) + r"|SignalException|"
     r"Connection closed by peer|\] Read error|"
     r"An existing connection was forcibly closed|Watchdog caught collective operation timeout|"
     r"watchdog got stuck|NCCL operations have failed|NCCL communicator was aborted|"

@@ -10,12 +10,8 @@ show because of it, a collective that lost its peer or timed out, the launcher's
 SIGTERM, its ``ChildFailedError``, is folded into the root cause's evidence, as a
 symptom is for one process.
 """
+from doctor.distributed import LAUNCHER_TEXTS
 from doctor.rulekit import find, first_line, signame
-
-#: what a launcher raises when a rank failed: it ends the others and gives up
-#: (torchrun's elastic agent; torch.multiprocessing.spawn's join in the parent)
-LAUNCHER_TEXTS = (r"ChildFailedError", r"ProcessExitedException", r"ProcessRaisedException",
-                  r"process \d+ terminated with (signal|exit code)")
 
 
 def failures(ev):
