@@ -477,7 +477,7 @@ def test_real_torchrun_output(tmp_path):
     """What torchrun really prints here (2 gloo ranks, a worker of rank 1 killed while rank
     0 waits in all_reduce): rank 1's worker is the root cause, rank 0's lost peer and the
     agent's ChildFailedError its evidence."""
-    script = os.path.join("fixtures", "distributed", "dlw201_rank_all_reduce.py")
+    script = os.path.join("tests", "ddp_worker_killed.py")
     crashed = run_python(["-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
                           "2", script], cwd=ROOT, capture_output=True, timeout=300)
     assert crashed.returncode != 0
