@@ -317,6 +317,14 @@ OWN_OUTPUT = {
     "dlw106_set_defaults.py": "6.0\n22.0\n38.0\n54.0\n",
     "dlw106_prefetch_argument.py": "6.0\n22.0\n38.0\n54.0\n",
     "dlw106_config_dataclass.py": "28.0\n92.0\n",
+    # mp.spawn spawns its ranks whatever the start method (nothing to record under
+    # fork): what the fixed script prints, each rank's lines in its own order
+    "dlw102_spawn_args.py": lambda out: sorted(out.splitlines()) == [
+        "rank %d of 2 tensor([%s])" % (rank, batch) for rank in (0, 1)
+        for batch in ("0., 1., 2., 3.", "4., 5., 6., 7.")],
+    "dlw103_spawn_worker.py": lambda out: sorted(out.splitlines()) == [
+        "rank %d of 2 %s" % (rank, batch) for rank in (0, 1)
+        for batch in ("[0.0, 1.0, 2.0, 3.0]", "[4.0, 5.0, 6.0, 7.0]")],
     # random draws: each worker's own stream now, no longer one stream in every worker
     "dlw111_default_rng.py": lambda out: (
         out.startswith("draws: ") and len({tuple(s) for s in
