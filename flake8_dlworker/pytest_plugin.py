@@ -35,6 +35,7 @@ import warnings
 import pytest
 
 from flake8_dlworker import catalog, platforms
+from flake8_dlworker.assignments import is_users
 
 START_METHODS = ("spawn", "forkserver", "fork")
 
@@ -572,7 +573,7 @@ def _own_code(frame):
     while frame is not None:
         path = os.path.realpath(frame.f_code.co_filename)
         if not path.startswith(library):
-            if path.startswith(own) or "site-packages" in path or "dist-packages" in path:
+            if path.startswith(own) or not is_users(path):  # in an installed package
                 return None
             return path, frame.f_lineno, frame.f_code.co_name
         frame = frame.f_back
