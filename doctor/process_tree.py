@@ -85,9 +85,13 @@ class ProcessTree:
     def end(self, bound_s=10.0):
         """Kill every member; returns the members still alive when the bound expired."""
         deadline = time.monotonic() + bound_s
-        self._end_all_but_trackers(deadline)
+        if not self._end_all_but_trackers(deadline):
+            # the first look found no process of the run, not even a zombie: none is left
+            # that could start another, so there is nothing to end (the common case
+            # after a run that ended on its own)
+            return []
         while True:
-            members, groups = self._stop_all(deadline)
+            members, groups, _seen = self._stop_all(deadline)
             for group in groups:
                 platforms.kill_group(group)
             for proc in members:
@@ -100,11 +104,12 @@ class ProcessTree:
 
     def _end_all_but_trackers(self, deadline):
         """Kill every member but the resource trackers, then let those go on until they
-        have read the end of their pipe, cleaned up and exited (or the grace is over)."""
-        members, _groups = self._stop_all(deadline)
+        have read the end of their pipe, cleaned up and exited (or the grace is over).
+        Whether any process of the run was found."""
+        members, groups, seen = self._stop_all(deadline)
         trackers = [p for p in members if _is_resource_tracker(p)]
         if not trackers:
-            return
+            return seen
         others = [p for p in members if p not in trackers]
         self.tracker_cleaned_up = bool(others)
         for proc in others:
@@ -113,25 +118,27 @@ class ProcessTree:
         for proc in trackers:
             platforms.resume(proc)
         self._wait_gone(trackers, min(deadline, time.monotonic() + TRACKER_GRACE_S))
+        return True
 
     def _stop_all(self, deadline):
         """Stop members and their groups until a look finds no new one; returns all of
-        them and their groups."""
-        stopped, groups = {}, set()
+        them, their groups, and whether any look found a process (a zombie too)."""
+        stopped, groups, seen = {}, set(), False
         while True:
             found = self.members(zombies=True)
+            seen = seen or bool(found)
             fresh = [p for p in found if p.pid not in stopped]
             for group in platforms.groups_of(p.pid for p in fresh) - groups:
                 platforms.stop_group(group)
                 groups.add(group)
             fresh = [p for p in fresh if alive(p)]
             if not fresh:
-                return list(stopped.values()), groups
+                return list(stopped.values()), groups, seen
             for proc in fresh:
                 platforms.stop(proc)
                 stopped[proc.pid] = proc
             if time.monotonic() >= deadline:
-                return list(stopped.values()), groups
+                return list(stopped.values()), groups, seen
 
     @staticmethod
     def _wait_gone(members, deadline):

@@ -54,7 +54,7 @@ class Run:
     """One run of the target; :meth:`run` returns its :class:`Evidence`."""
 
     def __init__(self, target, start_method="spawn", timeout=None, max_batches=None,
-                 stdout=None, show_status=False):
+                 stdout=None, show_status=False, on_start=None):
         self.target = list(target)          # [SCRIPT, *ARGS] or ["-m", MODULE, *ARGS]
         self.start_method = start_method
         self.timeout = timeout
@@ -76,6 +76,9 @@ class Run:
         self.missing = []                   # evidence that may be incomplete, and why
         self.bootstrap_failures = 0         # children that died re-running unguarded code
         self.ended = None                   # when the watch ended, before the tree did
+        #: called once the target has started: work of the doctor's that can go on beside
+        #: the run starts then, not before the target (on the run's critical path)
+        self.on_start = on_start
 
     # -- the run ----------------------------------------------------------------------
     def run(self):
@@ -131,6 +134,8 @@ class Run:
         ]
         for reader in readers:
             reader.start()
+        if self.on_start is not None:
+            self.on_start()
         outcome = None
         try:
             outcome = self._watch(started, events_path)
@@ -158,6 +163,13 @@ class Run:
 
     def _watch(self, started, events_path):
         """Sample until the main process exits, the time is up or a signal came."""
+        waiter = platforms.exit_waiter(self.proc.pid)  # the main process's end wakes us
+        try:
+            return self._watch_until(started, events_path, waiter)
+        finally:
+            waiter.close()
+
+    def _watch_until(self, started, events_path, waiter):
         deadline = started + self.timeout if self.timeout else None
         offset = 0
         while True:
@@ -179,17 +191,19 @@ class Run:
                     "place, as a multiprocessing.Pool does, and would have been for ever"
                     % self.bootstrap_failures)
                 return "stopped"
-            time.sleep(SAMPLE_S)
+            waiter.wait(SAMPLE_S)
 
     def _settle(self):
         """The main process has exited: give the rest of the tree a bounded moment to
         finish on its own, so that a worker's last words are not cut off by our kill."""
         deadline = time.monotonic() + SETTLE_S
+        pause = 0.005  # the rest usually ends within milliseconds (the resource tracker)
         while time.monotonic() < deadline and signals.received() is None:
             self._sample()
             if not self.tree.members(by_environment=False):
                 return
-            time.sleep(SAMPLE_S)
+            time.sleep(pause)
+            pause = min(pause * 2, SAMPLE_S)
 
     def _drain(self, readers):
         """Wait, with a bound, until every output pipe reached its end."""

@@ -27,6 +27,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 
 try:
     import resource
@@ -257,6 +258,34 @@ def exit_of(process):
     if code is None:
         return None
     return ("signal", -code) if code < 0 else ("exit", code)
+
+
+def exit_waiter(pid):
+    """A function ``wait(seconds)`` that returns when child ``pid`` has exited or the
+    seconds are up, whichever comes first (a pidfd, Linux 5.3+, wakes it the moment the
+    child ends; elsewhere it sleeps the seconds), and its ``close()``."""
+    fd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:  # an older kernel, or gone already
+            fd = None
+    if fd is None:
+        return _Waiter(time.sleep, lambda: None)
+    import select
+
+    def wait(seconds):
+        try:
+            select.select([fd], [], [], seconds)
+        except (OSError, ValueError):  # closed meanwhile
+            time.sleep(seconds)
+
+    return _Waiter(wait, lambda: os.close(fd))
+
+
+class _Waiter:
+    def __init__(self, wait, close):
+        self.wait, self.close = wait, close
 
 
 # -- stacks of a live process ----------------------------------------------------------
