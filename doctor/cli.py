@@ -12,11 +12,12 @@ import os
 import stat
 import sys
 
-from doctor import compare, notebook_run, report, signals
+from doctor import compare, notebook_run, signals
 from doctor.agent import OWN
 from doctor.evidence import Evidence
 #: the largest script the doctor reads; a bigger file is refused before it is read
 from doctor.lint import MAX_FILE_BYTES as MAX_SCRIPT_BYTES
+from doctor.named_file import special_kind, stat_named, unreadable
 from flake8_dlworker import platforms
 from flake8_dlworker.untrusted import inert_line
 
@@ -301,17 +302,12 @@ def read_named(path):
     from flake8_dlworker.notebook import is_notebook
 
     kind = "notebook" if is_notebook(path) else "Python script"
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise UsageError("%s: no such file" % path)
-    except OSError as exc:
-        raise UsageError("%s: cannot read: %s" % (path, exc.strerror or exc))
+    info = stat_named(path, UsageError)
     if stat.S_ISDIR(info.st_mode):
         raise UsageError("%s: is a directory; give the script to run (or -m PACKAGE)" % path)
     if not stat.S_ISREG(info.st_mode):
         raise UsageError("%s: is not a regular file (a %s); give a Python script"
-                         % (path, _file_kind(info.st_mode)))
+                         % (path, special_kind(info.st_mode)))
     if info.st_size > MAX_SCRIPT_BYTES:
         raise UsageError("%s: is %d MB, too large for a %s (the limit is %d MB)"
                          % (path, info.st_size // 2 ** 20, kind, MAX_SCRIPT_BYTES // 2 ** 20))
@@ -322,7 +318,7 @@ def read_named(path):
                 raise UsageError("%s: is a binary file, not a %s" % (path, kind))
             source = head + handle.read(MAX_SCRIPT_BYTES + 1 - len(head))
     except OSError as exc:
-        raise UsageError("%s: cannot read: %s" % (path, exc.strerror or exc))
+        raise UsageError(unreadable(path, exc))
     if len(source) > MAX_SCRIPT_BYTES:  # it grew since the stat
         raise UsageError("%s: too large for a %s" % (path, kind))
     if is_notebook(path):
@@ -340,14 +336,6 @@ def _check_notebook(path, source):
         parse_notebook(path, source)
     except ValueError as exc:
         raise UsageError(str(exc))
-
-
-def _file_kind(mode):
-    for test, kind in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"),
-                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
-        if test(mode):
-            return kind
-    return "special file"
 
 
 def module_file(name):
@@ -460,7 +448,7 @@ def _rerun_args(options, target):
 def _compare(options, target, path):
     """--compare: the script's own start method, then the forced one (doctor.compare);
     the report of each, then the line that says how they differ."""
-    from doctor import pipeline
+    from doctor import pipeline, report
 
     if options.verify or options.apply:
         raise UsageError("--compare reports; run --verify or --apply without it")
@@ -522,6 +510,8 @@ def _plot(plot, ev, path):
 def _report(ev, diagnoses, options, rerun=None):
     """Print the report; a run's (``rerun``: its arguments) ends with the summary, is
     shortened on a terminal without -v, and is written to --report's FILE too."""
+    from doctor import report  # not on the way to the target's start: loaded beside it
+
     written = _write_report(getattr(options, "report", None), ev, diagnoses)
     if options.json:
         sys.stdout.write(report.json_text(ev, diagnoses) + "\n")
@@ -541,6 +531,8 @@ def _write_report(path, ev, diagnoses):
     or it could not be written (one line on stderr says why)."""
     if not path:
         return None
+    from doctor import report
+
     try:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(report.json_text(ev, diagnoses) + "\n")
@@ -615,6 +607,8 @@ def _check_output(found, options):
         sys.stdout.write(formats.sarif_text(found.findings, found.problems)
                          if options.format == "sarif" else formats.github_text(found.findings))
     else:
+        from doctor import report
+
         ev = Evidence(source="check", target=" ".join(options.paths),
                       start_method=start_method, outcome="passed")
         ev.static = found.findings

@@ -18,13 +18,13 @@ they make:
 After a signal to the doctor nothing more is run and nothing is written: the fixes are
 only proposed, and a re-run cut short proves nothing (:func:`doctor.patches.rounds.ran_through`).
 """
+import importlib
 import os
 import tempfile
 import threading
 
 from doctor import keeper, notebook_run, sandbox, signals
 from doctor.agent import OWN
-from doctor.diagnose import diagnose
 from doctor.patches import write
 
 # the patch makers (libcst) are imported by the fix stage when it has work, not by
@@ -60,14 +60,18 @@ def examine(target, options, path=None):
     Raises :class:`doctor.notebook_run.NotRunnable` for a notebook that cannot run."""
     path = path or target[0]
     book = notebook_run.check(path) if notebook_run.is_notebook(path) else None
-    static = None
+    beside = []
     if book is None and options.start_method != OWN:
         # the checker reads the text that runs and works while it runs, off the
-        # critical path (the start method is known before the run)
-        static = Beside(static_of, path, options.start_method, None, _read(path))
-    ev = observe(target, options)
+        # critical path (the start method is known before the run); it starts once the
+        # target has, so that the target's start does not wait for it
+        source = _read(path)
+        ev = observe(target, options, lambda: beside.append(
+            Beside(_beside_the_run, path, options.start_method, source)))
+    else:
+        ev = observe(target, options)
     method = ev.start_method if options.start_method == OWN else options.start_method
-    ev.static = static.result() if static is not None else static_of(path, method, book)
+    ev.static = beside[0].result() if beside else static_of(path, method, book)
     diagnoses = diagnosed(ev)
     result = Result(ev, diagnoses)
     if book is not None:
@@ -102,13 +106,27 @@ def examine_log(ev, start_method):
 
 # -- the stages -------------------------------------------------------------------------
 
-def observe(argv, options):
-    """The evidence of one run of ``argv``."""
+def observe(argv, options, on_start=None):
+    """The evidence of one run of ``argv`` (``on_start``: called once it started)."""
     from doctor.supervisor import Run
 
     return Run(argv, start_method=options.start_method, timeout=options.timeout,
                max_batches=options.max_batches, stdout=options.stdout,
-               show_status=options.show_status).run()
+               show_status=options.show_status, on_start=on_start).run()
+
+
+#: what the stages after a run import: loaded beside the run, while the target works,
+#: instead of after it, when the user waits
+AFTER_THE_RUN = ("doctor.diagnose", "doctor.explain", "doctor.patches.rounds",
+                 "doctor.patches.workflow")
+
+
+def _beside_the_run(path, start_method, source):
+    """The checker's findings on the script, then the modules of the stages to come."""
+    found = static_of(path, start_method, None, source)
+    for name in AFTER_THE_RUN:
+        importlib.import_module(name)
+    return found
 
 
 def static_of(path, start_method, book=None, source=None):
@@ -157,6 +175,7 @@ def diagnosed(ev):
     """The diagnoses of a run's evidence, or of a log's (each crash of it on its own:
     :func:`doctor.explain.log_parts`)."""
     from doctor import explain
+    from doctor.diagnose import diagnose
 
     parts = explain.log_parts(ev) if ev.source == "log" else [ev]
     found = [diagnose(part) for part in parts]
