@@ -18,6 +18,7 @@ from doctor.diagnose import user_frame
 from doctor.distributed import is_generic
 from doctor.evidence import Evidence
 from doctor.logparse import LogParser
+from doctor.named_file import stat_named, unreadable
 from doctor.sourcefile import default_roots, read_source
 from flake8_dlworker import platforms
 
@@ -42,17 +43,11 @@ def open_log(path, stream=None, limit=MAX_LOG):
         if stream is None:
             raise BadLog("-: no standard input to read")
         return stream
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise BadLog("%s: no such file" % path)
-    except OSError as exc:
-        raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
-    _check_log_type(path, info)
+    _check_log_type(path, stat_named(path, BadLog))
     try:
         fd = os.open(path, _LOG_FLAGS)
     except OSError as exc:
-        raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
+        raise BadLog(unreadable(path, exc))
     info = os.fstat(fd)
     try:
         _check_log_type(path, info)
@@ -100,7 +95,7 @@ def iter_blocks(handle, path):
         try:
             chunk = handle.read(CHUNK)
         except OSError as exc:
-            raise BadLog("%s: cannot read: %s" % (path, exc.strerror or exc))
+            raise BadLog(unreadable(path, exc))
         if decoder is None:
             if not chunk:
                 return

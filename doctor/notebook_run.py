@@ -10,6 +10,7 @@ import ast
 import os
 import re
 
+from doctor.named_file import unreadable
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.notebook import NotebookError, is_notebook, read  # noqa: F401
 
@@ -26,7 +27,7 @@ def check(path):
     except NotebookError as exc:
         raise NotRunnable("%s: %s" % (path, exc))
     except OSError as exc:
-        raise NotRunnable("%s: cannot read: %s" % (path, exc.strerror or exc))
+        raise NotRunnable(unreadable(path, exc))
     try:
         ast.parse(book.source, path)
     except SyntaxError as exc:

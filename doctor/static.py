@@ -8,6 +8,7 @@ that cell; people read the cell counted from 1, as ruff prints it
 """
 import ast
 
+from doctor.named_file import unreadable
 from flake8_dlworker.notebook import NotebookError, cell_place, is_notebook, parse
 from flake8_dlworker.plugin import findings
 
@@ -29,7 +30,7 @@ def file_findings(path, start_method="spawn", source=None):
             with open(path, "rb") as handle:
                 source = handle.read()
     except OSError as exc:
-        return [], ["%s: cannot read: %s" % (path, exc.strerror or exc)]
+        return [], [unreadable(path, exc)]
     if is_notebook(path):
         return _notebook_findings(path, source, start_method)
     try:
