@@ -16,6 +16,9 @@ doctor's run pays and plain ``torchrun`` does not; the forced-spawn launcher run
 too, and the ratio to it is the cost of watching. ``--start-method fork`` (the doctor's
 option, given to its runs) forces what plain ``torchrun`` has (the doctor then also
 reads each forked worker's private memory, as in any fork run).
+
+The doctor's modules are byte-compiled before the runs (:func:`compiled`), as an
+installed package's are, and each command runs once untimed first.
 """
 import argparse
 import statistics
@@ -39,6 +42,14 @@ def timed(cmd, cwd):
     return time.perf_counter() - started
 
 
+def compiled():
+    """Byte-compile the doctor's own modules first, as ``pip install`` does: torch's are,
+    and with ``PYTHONDONTWRITEBYTECODE`` set (or a read-only checkout) an editable
+    install would compile the doctor's from source in every process of every run."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "doctor"),
+                    str(ROOT / "flake8_dlworker")], check=True, stdout=subprocess.DEVNULL)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -47,6 +58,7 @@ def main():
     parser.add_argument("fixtures", nargs="*", default=DEFAULT)
     args = parser.parse_args()
     rows = []
+    compiled()
     method = ["--start-method", args.start_method] if args.start_method != "spawn" else []
     for name in args.fixtures:
         path = find(name)
@@ -57,8 +69,8 @@ def main():
             plain_cmds = {" (torchrun, spawn)": [sys.executable, *LAUNCHER, str(SPAWN_RUN),
                                                  path.name],
                           " (plain torchrun)": [sys.executable, *LAUNCHER, path.name]}
-        for cmd in plain_cmds.values():
-            timed(cmd, path.parent)  # warm the file cache once
+        for cmd in [*plain_cmds.values(), doctor_cmd]:
+            timed(cmd, path.parent)  # warm the file cache once, for each alike
         plain = {label: [] for label in plain_cmds}
         doctor = []
         for _ in range(args.repeat):
