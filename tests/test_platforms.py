@@ -191,3 +191,24 @@ def test_descendants_are_the_whole_tree_below_and_nothing_else(tmp_path):
         for proc in psutil.Process(child.pid).children(recursive=True) + [child]:
             proc.kill()
         child.wait()
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="no pidfd here: the waiter sleeps")
+def test_the_exit_waiter_wakes_when_the_child_ends_not_when_its_time_is_up():
+    """The doctor's watch waits on the script's end: the child ending wakes it (its
+    600 s are never spent), and a child that goes on leaves it to its time."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    waiter = platforms.exit_waiter(child.pid)
+    try:
+        started = time.monotonic()
+        waiter.wait(0.01)  # still running: only the time ends the wait
+        assert child.poll() is None
+        child.stdin.close()  # the child reads its end of input and exits
+        waiter.wait(600)
+        assert time.monotonic() - started < 600
+        assert child.wait(timeout=60) == 0
+    finally:
+        waiter.close()
+        child.kill()
+        child.wait()
