@@ -7,7 +7,8 @@ range(...)`` loop of the same function iterates (or passes to a function) withou
 sampler (where the shuffling sampler is made; the message names the loop). Silent for
 ``shuffle=False``, for a function without an epoch loop, and wherever the loop calls
 ``set_epoch`` on the sampler (its name, ``loader.sampler``, any ``...sampler``) itself or
-through a function of the module it calls.
+through a function of the module it calls, or hands the sampler itself to a function
+defined elsewhere (which may set it: this module cannot tell).
 """
 import ast
 
@@ -112,7 +113,8 @@ def _unset_loop(sampler, scope, loaders, statements, facts):
                    or any(node is call for call in given) or node is sampler
                    for node in body):
             continue
-        if any(_sets_epoch(node, facts, scope, sampler_names) for node in body):
+        if any(_sets_epoch(node, facts, scope, sampler_names)
+               or _hands_over(node, sampler_names, facts, scope) for node in body):
             continue
         shown = sorted(sampler_names)[0] if sampler_names else (
             "%s.sampler" % sorted(loader_names)[0] if loader_names else "sampler")
@@ -138,6 +140,21 @@ def _is_set_epoch(node, names):
     name = receiver.attr if isinstance(receiver, ast.Attribute) else \
         receiver.id if isinstance(receiver, ast.Name) else ""
     return name in names or "sampler" in name.lower()
+
+
+def _hands_over(node, names, facts, scope):
+    """``node`` gives the sampler itself (by its name) to a function this module does
+    not define (``train(..., sampler=sampler)`` imported from another module): that
+    function may well set its epoch, and this module cannot tell."""
+    if not names or not isinstance(node, ast.Call):
+        return False
+    given = list(node.args) + [kw.value for kw in node.keywords]
+    if not any(isinstance(arg, ast.Name) and arg.id in names for arg in given):
+        return False
+    if isinstance(node.func, ast.Name):
+        return not any(isinstance(b.value, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       for b in facts.lookup(node.func.id, scope))
+    return True
 
 
 def _sets_epoch(node, facts, scope, names, depth=0):
