@@ -95,6 +95,10 @@ class Evidence:
     #: that epoch began), epoch, changes: [{attribute, before, after, added}]}
     #: (doctor.agent.hooks; ``before``/``after`` only for a small value, else None)
     dataset_changes: List[dict] = field(default_factory=list)
+    #: a loader whose shuffling DistributedSampler began another pass with the epoch of
+    #: its first (set_epoch never called): {key, path, line (where that pass began),
+    #: passes, epoch, seed} and the rank's labels (doctor.agent.hooks)
+    sampler_epochs: List[dict] = field(default_factory=list)
     static: List[dict] = field(default_factory=list)      # checker findings
     host: dict = field(default_factory=dict)
     hints: dict = field(default_factory=dict)             # log: os/python/torch seen

@@ -49,8 +49,8 @@ def attribute(ev, root):
     nodes = {r.get("node") for r in ev.ranks if r.get("node") is not None}
     if len(nodes) > 1 and root.rank is not None:
         root.node = next((r.get("node") for r in ev.ranks if r.get("rank") == root.rank), None)
-    if root.rank is None:
-        return
+    if root.rank is None or ev.outcome == "passed":
+        return  # a run that passed: no rank failed, none was ended because of another
     started = next((t for t, rank, _what in found if rank == root.rank), None)
     if started is not None:
         root.evidence.append("rank %d failed first, of %d rank(s)" % (root.rank, len(ev.ranks)))

@@ -433,6 +433,11 @@ class Run:
                          if e.get("event") == "containers" for found in e.get("found", [])]
         ev.dataset_changes = [{k: e.get(k) for k in ("key", "path", "line", "epoch", "changes")}
                               for e in events if e.get("event") == "dataset_changed"]
+        ev.sampler_epochs = sorted(
+            ({k: e.get(k) for k in ("key", "path", "line", "passes", "epoch", "seed", "rank",
+                                    "node")}
+             for e in events if e.get("event") == "sampler_epoch"),
+            key=lambda e: (e["rank"] is None, e["rank"] or 0))
         if self.timeline is not None:
             main = next((e["pid"] for e in events if e.get("event") == "main_start"), None)
             ev.memory = self.timeline.to_json(main, *_worker_places(events))

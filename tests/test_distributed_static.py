@@ -257,3 +257,53 @@ def test_the_strategy_names_that_spawn_are_lightnings_own():
         call = tree.body[1].value
         assert frameworks.lightning_spawns(call, facts.module, facts) == (
             start_method in ("spawn", "forkserver")), name
+
+
+# -- DLW112: a DistributedSampler never told the epoch ------------------------------------
+
+SAMPLER_HEADER = """\
+import torch
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+from tqdm import tqdm
+from training import train_one_epoch
+
+
+def local_train(loader, epoch):
+    for batch in loader:
+        print(epoch, batch)
+
+
+def main(args, dataset):
+    sampler = DistributedSampler(dataset, shuffle=args.shuffle)
+    loader = DataLoader(dataset, batch_size=4, sampler=sampler)
+"""
+
+#: the epoch loop of main(), and whether the sampler (line 14) is reported
+SAMPLER_CASES = {
+    "a non-literal shuffle may shuffle": (
+        "for epoch in range(args.epochs):\n    local_train(loader, epoch)", True),
+    "a tqdm over range is an epoch loop": (
+        "for epoch in tqdm(range(3)):\n    for batch in loader:\n        print(batch)", True),
+    "the loader handed to another module's function": (
+        "for epoch in range(3):\n    train_one_epoch(loader, epoch)", True),
+    "the sampler handed to another module's function": (
+        "for epoch in range(3):\n    train_one_epoch(loader, epoch, sampler)", False),
+    "set_epoch through the loader": (
+        "for epoch in range(3):\n    loader.sampler.set_epoch(epoch)\n"
+        "    local_train(loader, epoch)", False),
+    "set_epoch under a condition": (
+        "for epoch in range(3):\n    if args.distributed:\n        sampler.set_epoch(epoch)\n"
+        "    local_train(loader, epoch)", False),
+    "a loop over the batches only": (
+        "for batch in loader:\n    print(batch)", False),
+    "an epoch loop that never uses the loader": (
+        "for epoch in range(3):\n    print(epoch)", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAMPLER_CASES))
+def test_a_distributed_sampler_without_set_epoch_in_the_epoch_loop(case):
+    loop, reported = SAMPLER_CASES[case]
+    source = SAMPLER_HEADER + textwrap.indent(loop, "    ") + "\n"
+    assert _found(source) == ([(14, "DLW112")] if reported else []), source

@@ -179,12 +179,64 @@ def test_the_root_cause_names_the_rank_it_happened_in(name):
     assert [d["code"] for d in report["diagnoses"]] == ["DLW201"]
 
 
+def test_the_workers_of_every_rank_together_above_the_cpus_are_named_with_the_figure():
+    """Each rank starts as many workers as the host has usable CPUs: torch checks each
+    rank alone and does not warn; the doctor adds up the ranks of the node (DLW110), in
+    a run that passes, with no rank said to have failed."""
+    name = "dlw110_rank_workers.py"
+    status, report, output = replay(LAUNCHER + [name], DISTRIBUTED, DISTRIBUTED / name)
+    first = report["diagnoses"][0]
+    assert (status, report["outcome"], first["code"], first["rank"], first["line"]) == (
+        1, "passed", "DLW110", 0, 34), report["diagnoses"]
+    cpus = report["host"]["cpus"]
+    figure = "2 ranks x %d workers = %d worker processes on %d usable CPUs" % (
+        cpus, 2 * cpus, cpus)
+    assert first["evidence"][0] == figure, first["evidence"]
+    assert not any("fail" in line for line in first["evidence"]), first["evidence"]
+    assert "will create" not in output  # torch said nothing
+    assert first["patch"] is None
+
+
+def test_the_ranks_total_is_counted_per_node_against_the_usable_cpus():
+    from doctor.diagnose import diagnose
+    from doctor.evidence import Evidence
+
+    def loader(rank, workers, node=0, pids=True):
+        return {"key": "k%d" % rank, "path": "train.py", "line": 9, "rank": rank,
+                "node": node, "num_workers": workers, "pids": [1] * workers if pids else []}
+
+    def first(loaders, cpus=4):
+        ev = Evidence(outcome="passed", loaders=loaders, host={"cpus": cpus},
+                      ranks=[{"rank": one["rank"], "node": one["node"], "pid": n}
+                             for n, one in enumerate(loaders)])
+        found = diagnose(ev)
+        return found[0].evidence[0] if found else None
+
+    assert first([loader(0, 2), loader(1, 2)]) is None  # 4 on 4 CPUs
+    assert first([loader(0, 2), loader(1, 3)]) == (
+        "2 ranks with 2 + 3 workers = 5 worker processes on 4 usable CPUs")
+    assert first([loader(0, 3), loader(1, 3, node=1)]) is None  # one rank on each node
+    assert first([loader(0, 3), loader(1, 3, pids=False)]) is None  # rank 1 started none
+
+
+def test_a_distributed_sampler_never_told_the_epoch_is_named_in_each_rank():
+    name = "dlw112_rank_set_epoch.py"
+    status, report, _output = replay(LAUNCHER + [name], DISTRIBUTED, DISTRIBUTED / name)
+    first = report["diagnoses"][0]
+    assert (status, report["outcome"], first["code"], first["rank"], first["line"]) == (
+        1, "passed", "DLW112", 0, 27), report["diagnoses"]
+    evidence = "\n".join(first["evidence"])
+    assert "with the sampler's epoch still 0" in evidence
+    assert "ranks 0, 1 each repeated their first epoch's order" in evidence
+
+
 def test_every_rank_and_worker_of_a_launched_run_is_labelled():
     data = recordings.load(DISTRIBUTED / "clean_ddp.py")
     evidence = data["evidence"]
     assert sorted(r["rank"] for r in evidence["ranks"]) == [0, 1]
     assert {r["node"] for r in evidence["ranks"]} == {0}
-    assert sorted(w["rank"] for w in evidence["workers"]) == [0, 0, 1, 1]
+    workers = sorted(w["rank"] for w in evidence["workers"])  # its share of the CPUs each
+    assert set(workers) == {0, 1} and workers.count(0) == workers.count(1), workers
     assert sorted(loader["rank"] for loader in evidence["loaders"]) == [0, 1]
     assert evidence["hints"]["launcher"] == " ".join(["python"] + LAUNCHER)
 

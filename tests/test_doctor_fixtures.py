@@ -33,6 +33,12 @@ def _same_draws_in_every_worker(output, host):
 
 
 def _too_many_workers_warning(output, host):
+    """torch's warning for one loader, or the ranks of a distributed fixture saying how
+    many workers they start together (torch checks each rank alone)."""
+    ranks = re.search(r"(\d+) ranks x (\d+) workers on (\d+) usable CPUs", output)
+    if ranks:
+        world, workers, cpus = map(int, ranks.groups())
+        return world * workers > cpus
     if len(os.sched_getaffinity(0)) >= 64:
         pytest.skip("this host can run 64 workers: torch has nothing to warn about")
     return re.search(r"This DataLoader will create \d+ worker processes in total", output)
@@ -45,8 +51,18 @@ def _pinned_without_harm_here(output, host):
     return "'pin_memory' argument is set as true" in output or host.get("cuda")
 
 
+def _same_order_every_epoch(output, host):
+    """Each rank (or the one process) printed the same order for every epoch."""
+    orders = {}
+    for rank, order in re.findall(r"^(?:rank (\d+) )?epoch \d+: (.+)$", output, re.M):
+        orders.setdefault(rank, []).append(order)
+    return bool(orders) and all(len(seen) >= 2 and len(set(seen)) == 1
+                                for seen in orders.values())
+
+
 #: rules whose fixtures do not crash: what each run must show instead
 MISBEHAVES = {
+    "DLW112": _same_order_every_epoch,
     "DLW109": _duplicated_samples,
     "DLW111": _same_draws_in_every_worker,
     "DLW110": _too_many_workers_warning,
@@ -103,6 +119,11 @@ def expected_place(path):
         return None
     line, _col, code = found[0]
     return code, line, path.name
+
+
+#: the rank of the first diagnosis of each distributed fixture
+FIRST_RANK = {"dlw201_rank_all_reduce.py": 1, "dlw201_spawn_all_reduce.py": 1,
+              "dlw110_rank_workers.py": 0, "dlw112_rank_set_epoch.py": 0}
 
 
 #: the real runs the fast tier keeps, one per way a run can go: a pickling crash, an
@@ -233,6 +254,7 @@ def check_run(path, status, report, output):
     first = report["diagnoses"][0]
     assert (first["code"], first["line"]) == (code, line), \
         (report["diagnoses"], output[-3000:])
+    assert first.get("rank") == FIRST_RANK.get(path.name), report["diagnoses"]
     name = expected_place(path)[2]
     if name != path.name:  # a line of a module beside the program
         assert os.path.basename(first["path"] or "") == name, report["diagnoses"]

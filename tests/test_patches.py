@@ -23,7 +23,8 @@ from doctor.patches._cst import Tree
 from doctor.patches import fixed_source, make_patch, maker, new_problems, unified_diff
 from flake8_dlworker import catalog
 from flake8_dlworker.catalog import RULES
-from fixture_markers import FIXTURES, expected_findings, find, fixture_files, modules_beside
+from fixture_markers import (CAUSES, FIXTURES, expected_findings, find, fixture_files,
+                             modules_beside)
 from tiers import run_python, starts_torch
 
 #: the codes whose cause folder holds a patch maker
@@ -356,3 +357,14 @@ def test_the_combined_fix_adds_no_blank_line_inside_the_guard(tmp_path):
     assert "def _collate(batch):" in after[:guard] and after[guard - 2:guard] == ["", ""]
     assert sum(not line.strip() for line in after) == sum(
         not line.strip() for line in before) + 3  # one more above the def, two above the guard
+
+
+def test_dlw112_no_patch_where_the_loop_has_no_body_of_its_own():
+    """A one-line epoch loop has no first statement to put set_epoch before: the fix
+    stays in words."""
+    source = (CAUSES / "DLW112" / "invalid" / "01.py").read_text(encoding="utf-8").replace(
+        "    for epoch in range(3):\n        for batch in loader:  # the same order every "
+        "epoch\n            print(epoch, batch)\n",
+        "    for epoch in range(3): print(epoch, list(loader))  # noqa: E701\n")
+    assert "range(3): print" in source
+    assert fixed_source("DLW112", "train.py", source, None, None) is None

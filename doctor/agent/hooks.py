@@ -11,6 +11,9 @@
 - when a loader with persistent workers starts its next epoch, the dataset's top-level
   attributes that the main process changed since the workers took their copy are
   named (the workers never see those changes);
+- when a loader whose sampler is a shuffling ``DistributedSampler`` begins another
+  pass with the sampler's epoch unchanged (``set_epoch`` never called), it is named:
+  that pass repeats the first one's order;
 - when torch gives up on a worker (timeout, crash), the workers are asked for
   their stacks before torch ends them.
 """
@@ -114,6 +117,17 @@ def _patch(dl):
              prefetch_factor=self.prefetch_factor, overrode=forced)
 
     dl.DataLoader.__init__ = __init__
+
+    loader_iter = dl.DataLoader.__iter__
+
+    def __iter__(self):
+        try:
+            _sampler_pass(self)
+        except Exception as exc:  # the check must never be why the script fails
+            emit("sampler_check_error", error="%s: %s" % (type(exc).__name__, exc))
+        return loader_iter(self)
+
+    dl.DataLoader.__iter__ = __iter__
 
     base_init = dl._BaseDataLoaderIter.__init__
 
@@ -383,6 +397,42 @@ def _dataset_changed(iterator, loader):
     site = _user_site()
     emit("dataset_changed", key=getattr(loader, "_dlw_key", None), path=site[0],
          line=site[1], epoch=iterator._dlw_epochs, changes=changes)
+
+
+def _shuffling_distributed_sampler(loader):
+    """The loader's sampler (or its batch sampler's) when it is a DistributedSampler
+    that shuffles, else None."""
+    module = sys.modules.get("torch.utils.data.distributed")
+    if module is None:
+        return None
+    for sampler in (getattr(loader, "sampler", None),
+                    getattr(getattr(loader, "batch_sampler", None), "sampler", None)):
+        if isinstance(sampler, module.DistributedSampler) and getattr(sampler, "shuffle", False):
+            return sampler
+    return None
+
+
+def _sampler_pass(loader):
+    """Event ``sampler_epoch``, once per loader: a pass over a loader with a shuffling
+    DistributedSampler began with the sampler's epoch still the one the first pass had
+    (``set_epoch`` never changed it), so it repeats the first pass's order."""
+    sampler = _shuffling_distributed_sampler(loader)
+    if sampler is None:
+        return
+    epoch = getattr(sampler, "epoch", None)
+    seen = loader.__dict__.get("_dlw_sampler_passes")
+    if seen is None:
+        loader.__dict__["_dlw_sampler_passes"] = {"passes": 1, "epoch": epoch, "done": False}
+        return
+    seen["passes"] += 1
+    if seen["done"]:
+        return
+    seen["done"] = True  # each loader is named once, or cleared once
+    if epoch != seen["epoch"]:
+        return
+    site = _user_site()
+    emit("sampler_epoch", key=getattr(loader, "_dlw_key", None), path=site[0], line=site[1],
+         passes=seen["passes"], epoch=epoch, seed=getattr(sampler, "seed", None))
 
 
 def _nofile():

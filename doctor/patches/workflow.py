@@ -18,12 +18,16 @@ VERIFY_TIMEOUT_S = 120.0
 
 
 def facts_for(code, ev):
-    """Runtime measurements a maker needs (DLW201: memory per worker and available)."""
-    if code != "DLW201" or ev is None:
+    """Runtime measurements a maker needs: the ranks of a distributed run (``ranks``,
+    for every cause: a change that is right for one process may not be for several that
+    share a node), and DLW201's memory per worker and available."""
+    if ev is None:
         return {}
+    facts = {"ranks": len(ev.ranks)} if ev.ranks else {}
+    if code != "DLW201":
+        return facts
     peaks = [w.peak_rss_gb for w in ev.workers if w.peak_rss_gb]
     workers = [loader.get("num_workers") for loader in ev.loaders if loader.get("num_workers")]
-    facts = {}
     if peaks:
         facts["peak_rss_gb"] = max(peaks)
     if workers:
