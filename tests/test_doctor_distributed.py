@@ -26,6 +26,7 @@ from doctor_run import doctor_command, leftovers
 from fixture_markers import DISTRIBUTED, LAUNCHER
 from test_doctor_fixtures import replay
 from test_doctor_hardening import Doctor
+from tiers import run_python
 
 pytestmark = needs.posix
 
@@ -201,6 +202,41 @@ def test_the_memory_chart_names_each_ranks_main_process_and_workers():
     assert [_role(p) for p in memory["processes"]] == [
         "rank 0 (pid 10)", "rank 1 (pid 20)", "worker 0 of rank 0 (pid 11)",
         "worker 0 of rank 1 (pid 21)", "launcher (pid 5)"]
+
+
+# -- Lightning's ddp: ranks the script starts again -------------------------------------
+
+def test_lightning_ddp_makes_each_ranks_loader_as_it_does_without_the_doctor():
+    """Lightning's ddp re-makes the script's loader in every rank with a
+    DistributedSampler, from the parameters it reads on DataLoader.__init__'s signature:
+    each rank runs two batches of four, the ranks stay in step, nothing is diagnosed
+    (the doctor's loader hook once hid that signature: rank 0 ran eight batches of one
+    and lost its peer when rank 1 had finished)."""
+    path = DISTRIBUTED / "clean_lightning_ddp.py"
+    status, report, output = replay([path.name], DISTRIBUTED, path)
+    assert (status, report["outcome"], report["diagnoses"]) == (0, "passed", []), output[-3000:]
+    batches = [line for line in output.splitlines() if ": batch of " in line]
+    assert sorted(batches) == ["rank 0: batch of 4"] * 2 + ["rank 1: batch of 4"] * 2, batches
+
+
+HOOKED_SIGNATURE = textwrap.dedent("""\
+    import inspect
+    from doctor.agent import hooks
+    hooks.install()
+    from torch.utils.data import DataLoader
+    hooked = inspect.signature(DataLoader.__init__)
+    assert DataLoader.__init__.__wrapped__ is not DataLoader.__init__
+    assert hooked == inspect.signature(DataLoader.__init__.__wrapped__), hooked
+    assert "batch_size" in hooked.parameters and "sampler" in hooked.parameters, hooked
+    print("same")
+""")
+
+
+def test_the_hooked_loader_keeps_torchs_signature(tmp_path):
+    env = dict(os.environ, **{EVENTS: str(tmp_path / "events.jsonl")})
+    done = run_python(["-c", HOOKED_SIGNATURE], env=env, capture_output=True, text=True,
+                      timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
 
 
 # -- never a process left ---------------------------------------------------------------
