@@ -23,7 +23,7 @@ from doctor import launchers
 from doctor.agent import EVENTS, RANK
 from doctor.process_tree import TOKEN as RUN_TOKEN
 from doctor_run import doctor_command, leftovers
-from fixture_markers import DISTRIBUTED, LAUNCHER
+from fixture_markers import CAUSES, DISTRIBUTED, LAUNCHER
 from test_doctor_fixtures import replay
 from test_doctor_hardening import Doctor
 from tiers import run_python
@@ -217,6 +217,19 @@ def test_lightning_ddp_makes_each_ranks_loader_as_it_does_without_the_doctor():
     assert (status, report["outcome"], report["diagnoses"]) == (0, "passed", []), output[-3000:]
     batches = [line for line in output.splitlines() if ": batch of " in line]
     assert sorted(batches) == ["rank 0: batch of 4"] * 2 + ["rank 1: batch of 4"] * 2, batches
+
+
+def test_a_lambda_lightnings_ddp_spawn_pickles_is_named_before_any_rank_starts():
+    """ddp_spawn pickles the Trainer with its LightningModule into every rank: the
+    module's lambda fails in the process that starts the ranks, so the diagnosis names
+    its line and no rank (none started)."""
+    path = CAUSES / "DLW102" / "invalid" / "dlw102_lightning_ddp_spawn.py"
+    status, report, output = replay([path.name], path.parent, path)
+    first = report["diagnoses"][0]
+    assert (status, first["code"], first["line"]) == (1, "DLW102", 16), report["diagnoses"]
+    assert "rank" not in first, first
+    assert "Can't pickle local object 'Model.__init__.<locals>.<lambda>'" in first["evidence"][0]
+    assert "[rank" not in output
 
 
 HOOKED_SIGNATURE = textwrap.dedent("""\
