@@ -476,7 +476,7 @@ def _ranks(events):
     for e in events:
         if e.get("event") == "main_start" and e.get("rank") is not None:
             found[e["pid"]] = {key: e.get(key) for key in ("pid", "rank", "local_rank",
-                                                           "node", "host")}
+                                                           "node", "nodes", "host")}
         elif e.get("event") == "uncaught" and e.get("pid") in found:
             rank = found[e["pid"]]
             if rank.get("failed_at") is None:

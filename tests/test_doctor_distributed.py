@@ -22,7 +22,7 @@ import recordings
 from doctor import launchers
 from doctor.agent import EVENTS, RANK
 from doctor.process_tree import TOKEN as RUN_TOKEN
-from doctor_run import doctor_command, leftovers
+from doctor_run import doctor_command, leftovers, run_doctor
 from fixture_markers import CAUSES, DISTRIBUTED, LAUNCHER
 from test_doctor_fixtures import replay
 from test_doctor_hardening import Doctor
@@ -250,6 +250,61 @@ def test_the_hooked_loader_keeps_torchs_signature(tmp_path):
     done = run_python(["-c", HOOKED_SIGNATURE], env=env, capture_output=True, text=True,
                       timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
+
+
+# -- two nodes on one machine, each under its own doctor ---------------------------------
+
+def _free_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_two_nodes_each_under_its_doctor_and_explain_on_both_logs(tmp_path):
+    """Two torchrun agents (--nnodes 2, one rank each, a c10d rendezvous on 127.0.0.1),
+    each under its own doctor; the worker of global rank 1 is killed. The rendezvous,
+    not --node-rank, decides which agent gets which ranks: the doctor of the node that
+    got rank 1 names DLW201 there, with its node; the other's rank 0 only lost its peer,
+    and its doctor says so, not a cause of its own. explain on the two doctors' logs
+    names rank 1's failure first, in the right node's log."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    name = "dlw201_rank_all_reduce.py"
+    shutil.copy(DISTRIBUTED / name, tmp_path / name)
+    endpoint = "127.0.0.1:%d" % _free_port()
+
+    def node(number):
+        return run_doctor(["--json", "-m", "torch.distributed.run", "--nnodes", "2",
+                           "--node-rank", str(number), "--nproc-per-node", "1",
+                           "--rdzv-backend", "c10d", "--rdzv-endpoint", endpoint,
+                           "--rdzv-id", "two-nodes", name], tmp_path, limit=400)
+
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(node, [0, 1]))
+    for status, report, _out, err, left in runs:
+        assert not left, [p.cmdline() for p in left]
+        assert status == 1 and report is not None, err[-3000:]
+    firsts = [report["diagnoses"][0] for _s, report, _o, _e, _l in runs]
+    failing = next(i for i, first in enumerate(firsts) if first["code"] == "DLW201")
+    cause, symptom = firsts[failing], firsts[1 - failing]
+    assert (cause["rank"], cause["line"]) == (1, 31), cause
+    assert cause["node"] in (0, 1), cause
+    assert (symptom["code"], symptom["rank"], symptom["node"]) == (
+        "DLW208", 0, 1 - cause["node"]), symptom
+    assert "rank 0 did not fail on its own" in symptom["evidence"][0], symptom["evidence"]
+    assert "root cause is in a rank of another node" in symptom["evidence"][0]
+    assert [d["code"] for d in runs[1 - failing][1]["diagnoses"]] == ["DLW208"]
+    logs = []
+    for number, (_s, _r, _o, err, _l) in enumerate(runs):
+        logs.append("node%d.log" % number)
+        (tmp_path / logs[-1]).write_text(err)
+    status, report, _out, err, _left = doctor_command(["explain", "--json", *logs], tmp_path)
+    assert status == 1, err[-3000:]
+    first = report["diagnoses"][0]
+    assert (first["code"], first["rank"], first["node"]) == (
+        "DLW201", 1, logs[failing]), report["diagnoses"]
 
 
 # -- never a process left ---------------------------------------------------------------

@@ -51,7 +51,8 @@ def start():
     if os.environ.get(RANK) or "LOCAL_RANK" not in os.environ:
         return  # a rank's own child (a worker, the resource tracker), or the launcher
     become_rank({"rank": _number("RANK"), "local_rank": _number("LOCAL_RANK"),
-                 "node": _number("GROUP_RANK"), "host": socket.gethostname()})
+                 "node": _number("GROUP_RANK"), "nodes": _number("GROUP_WORLD_SIZE"),
+                 "host": socket.gethostname()})
     hook = sys.excepthook
 
     def excepthook(kind, value, tb):
