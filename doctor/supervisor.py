@@ -104,9 +104,11 @@ class Run:
         if self.max_batches:
             env[MAX_BATCHES] = str(self.max_batches)
         command = [sys.executable, "-m", "doctor.agent.boot", *self.target]
-        if launchers.is_launcher(self.target):  # its ranks load the agent at their start
+        if launchers.is_launcher(self.target):
             command = launchers.command(self.target)
-            env = launchers.startup_env(tmp, token, env)
+        # the ranks a launcher starts, or a script that runs itself again as a rank
+        # (Lightning's ddp), load the agent at their start
+        env = launchers.startup_env(tmp, token, env)
         started = self.started = time.monotonic()
         # DLW_DOCTOR_NO_TIMELINE: for bench/memory_bench.py, which measures its cost
         self.timeline = None if os.environ.get(NO_TIMELINE) else memory.Timeline(started)

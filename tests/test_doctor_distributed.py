@@ -115,7 +115,7 @@ SHOW = ("import json, os, sys; print(json.dumps([os.environ.get('USER_SITE_RAN')
         "os.environ.get(%r), 'torch' in sys.modules]))" % RANK)
 
 
-def _interpreter(tmp_path, token, **env):
+def _interpreter(tmp_path, token, args=(), **env):
     """(what a fresh interpreter of a launcher's run printed, the events it wrote), its
     environment carrying the run's hook and ``token``."""
     user = tmp_path / "user"
@@ -125,11 +125,12 @@ def _interpreter(tmp_path, token, **env):
     events = os.path.join(folder, "events.jsonl")
     base = {k: v for k, v in os.environ.items()
             if k not in ("LOCAL_RANK", "RANK", "GROUP_RANK", RANK)}
-    base.update(env, PYTHONPATH=os.pathsep.join([str(user), os.environ.get("PYTHONPATH", "")]))
+    base.update(PYTHONPATH=os.pathsep.join([str(user), os.environ.get("PYTHONPATH", "")]))
     base[EVENTS] = events
     base[RUN_TOKEN] = token
     full = launchers.startup_env(folder, "the-run", base)
-    proc = subprocess.run([sys.executable, "-c", SHOW], env=full, capture_output=True,
+    full.update(env)  # what the launcher gives its rank
+    proc = subprocess.run([sys.executable, "-c", SHOW, *args], env=full, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     try:
@@ -151,13 +152,15 @@ def test_the_hook_makes_a_rank_of_the_run_a_main_process_labelled_with_its_rank(
     assert (start["rank"], start["local_rank"], start["node"]) == (3, 1, 1)
 
 
-@pytest.mark.parametrize("token, env", [
-    ("another-run", {"LOCAL_RANK": "0", "RANK": "0"}),  # not this run's token
-    ("the-run", {}),  # the launcher itself: no rank
-    ("the-run", {"LOCAL_RANK": "0", "RANK": "0", RANK: '{"rank": 0}'}),  # a rank's worker
+@pytest.mark.parametrize("token, env, args", [
+    ("another-run", {"LOCAL_RANK": "0", "RANK": "0"}, ()),  # not this run's token
+    ("the-run", {}, ()),  # the launcher itself: no rank
+    ("the-run", {"LOCAL_RANK": "0", "RANK": "0", RANK: '{"rank": 0}'}, ()),  # a rank's worker
+    # a worker of Lightning's rank 0, the script's main process, which is not labelled
+    ("the-run", {"LOCAL_RANK": "0"}, ("--multiprocessing-fork",)),
 ])
-def test_the_hook_does_nothing_outside_a_ranks_main_process(tmp_path, token, env):
-    shown, events = _interpreter(tmp_path, token, **env)
+def test_the_hook_does_nothing_outside_a_ranks_main_process(tmp_path, token, env, args):
+    shown, events = _interpreter(tmp_path, token, args, **env)
     assert shown[0] == "yes"
     assert events == []
 
@@ -217,6 +220,16 @@ def test_lightning_ddp_makes_each_ranks_loader_as_it_does_without_the_doctor():
     assert (status, report["outcome"], report["diagnoses"]) == (0, "passed", []), output[-3000:]
     batches = [line for line in output.splitlines() if ": batch of " in line]
     assert sorted(batches) == ["rank 0: batch of 4"] * 2 + ["rank 1: batch of 4"] * 2, batches
+
+
+def test_the_ranks_lightnings_ddp_starts_are_watched():
+    """Lightning starts rank 1 by running the script again: the run's startup hook makes
+    it a rank (its label from LOCAL_RANK and NODE_RANK), its worker labelled with it;
+    rank 0 is the script's main process, watched as any script's."""
+    evidence = recordings.load(DISTRIBUTED / "clean_lightning_ddp.py")["evidence"]
+    assert [(r["rank"], r["local_rank"], r["node"]) for r in evidence["ranks"]] == [(1, 1, 0)]
+    assert sorted(w["rank"] if w["rank"] is not None else -1
+                  for w in evidence["workers"]) == [-1, 1]
 
 
 def test_a_lambda_lightnings_ddp_spawn_pickles_is_named_before_any_rank_starts():
