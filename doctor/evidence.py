@@ -106,9 +106,10 @@ class Evidence:
     notes: List[str] = field(default_factory=list)
     sharing_strategy: Optional[str] = None
     timeout_s: Optional[float] = None
-    #: in a distributed run, each rank's main process: {pid, rank, local_rank, node, host,
-    #: failed_at, error} (``failed_at``, seconds since the epoch, and ``error``, its
-    #: uncaught exception's last line, when it raised one) (doctor.agent.startup)
+    #: in a distributed run, each rank's main process: {pid, rank, local_rank, node, nodes,
+    #: host, failed_at, error} (``nodes``, how many the launcher's job has; ``failed_at``,
+    #: seconds since the epoch, and ``error``, its uncaught exception's last line, when it
+    #: raised one) (doctor.agent.startup)
     ranks: List[dict] = field(default_factory=list)
     #: the combined fix of every diagnosis and its rounds (doctor.patches.rounds)
     fix: Optional[dict] = None

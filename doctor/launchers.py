@@ -3,11 +3,13 @@
 
 The launcher itself runs unchanged, as the run's main process. Its ranks are new
 interpreters that the doctor does not start, so the doctor reaches them through a
-startup hook: a folder of the run, first on the launcher's ``PYTHONPATH``, holding a
+startup hook: a folder of the run, first on the run's ``PYTHONPATH``, holding a
 ``sitecustomize.py`` that Python imports at the start of every interpreter of the run
-(the launcher, its ranks, their workers). It acts only where the environment carries
-the run's token (:data:`doctor.process_tree.TOKEN`) and torch's elastic agent made
-the process a rank (:func:`doctor.agent.startup.start`); everywhere else it does
+(the launcher, its ranks, their workers; also the ranks a script starts by running
+itself again, as Lightning's ddp does). It acts only where the environment carries
+the run's token (:data:`doctor.process_tree.TOKEN`) and a launcher made the process a
+rank (``LOCAL_RANK`` set, no rank's label inherited, not a process that
+multiprocessing started: :func:`doctor.agent.startup.start`); everywhere else it does
 nothing. It then runs the ``sitecustomize`` it hides, the user's own or the
 environment's, if there is one. The folder goes with the run's folder.
 """
@@ -108,13 +110,18 @@ TOKEN = {token!r}
 ROOT = {root!r}
 VARIABLE = {variable!r}
 LABEL = {label!r}
+INHERITED = {inherited!r}  # the LOCAL_RANK the doctor itself was started with, if any
 
 
 def _dlw_doctor_start():
     if os.environ.get(VARIABLE) != TOKEN:
         return
-    if "LOCAL_RANK" not in os.environ or os.environ.get(LABEL):
+    if os.environ.get("LOCAL_RANK") in (None, INHERITED) or os.environ.get(LABEL):
         return  # the launcher itself, or a rank's worker: only ranks are hooked here
+    argv = getattr(sys, "orig_argv", sys.argv)  # Python 3.10+: with -c's code
+    if "--multiprocessing-fork" in argv or any(
+            a.startswith("from multiprocessing.") for a in argv):
+        return  # a process multiprocessing started (a worker, a resource tracker)
     import importlib.util
 
     if importlib.util.find_spec("doctor") is None and ROOT not in sys.path:
@@ -156,7 +163,7 @@ def startup_env(folder, token, env):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(hook, "sitecustomize.py"), "w", encoding="utf-8") as handle:
         handle.write(SITECUSTOMIZE.format(token=token, root=root, variable=TOKEN,
-                                          label=RANK))
+                                          label=RANK, inherited=env.get("LOCAL_RANK")))
     env = dict(env)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [hook, env.get("PYTHONPATH")]))
     return env

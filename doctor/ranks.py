@@ -10,7 +10,7 @@ show because of it, a collective that lost its peer or timed out, the launcher's
 SIGTERM, its ``ChildFailedError``, is folded into the root cause's evidence, as a
 symptom is for one process.
 """
-from doctor.distributed import LAUNCHER_TEXTS
+from doctor.distributed import FOLLOWS, LAUNCHER_TEXTS
 from doctor.rulekit import find, first_line, signame
 
 
@@ -38,6 +38,21 @@ def failures(ev):
     return sorted(found, key=lambda f: f[0])
 
 
+def several_nodes(ev):
+    """Whether the run's job spans several nodes: its ranks here are on several, or the
+    launcher told each rank how many the job has (each node's doctor sees its own)."""
+    nodes = {r.get("node") for r in ev.ranks if r.get("node") is not None}
+    return len(nodes) > 1 or any((r.get("nodes") or 1) > 1 for r in ev.ranks)
+
+
+def elsewhere(found):
+    """Whether every failure of ``failures()`` only follows one this run did not see: no
+    worker of a rank failed, and each rank raised what a lost peer or the launcher
+    causes (a collective's ``Connection closed by peer``, a timeout)."""
+    return bool(found) and all(what.startswith("it raised ") and FOLLOWS.search(what)
+                               for _t, _rank, what in found)
+
+
 def attribute(ev, root):
     """Set the root cause's rank (when its rule did not), its node where the run had
     several, and fold into its evidence what the other ranks and the launcher showed."""
@@ -46,13 +61,21 @@ def attribute(ev, root):
     found = failures(ev)
     if root.rank is None and found:
         root.rank = found[0][1]
-    nodes = {r.get("node") for r in ev.ranks if r.get("node") is not None}
-    if len(nodes) > 1 and root.rank is not None:
+    if several_nodes(ev) and root.rank is not None:
         root.node = next((r.get("node") for r in ev.ranks if r.get("rank") == root.rank), None)
     if root.rank is None or ev.outcome == "passed":
         return  # a run that passed: no rank failed, none was ended because of another
     started = next((t for t, rank, _what in found if rank == root.rank), None)
-    if started is not None:
+    if started is not None and elsewhere(found):
+        root.evidence.insert(0, "rank %d did not fail on its own: %s, what a rank shows when "
+                                "a peer failed first; no rank this run watched failed "
+                                "before it, so the root cause is in a rank %s" % (
+                                    root.rank, found[0][2][:300],
+                                    "of another node (that node's doctor names it; so does "
+                                    "`python -m doctor explain` on every node's log)"
+                                    if several_nodes(ev) else
+                                    "ended without an error of its own (killed)"))
+    elif started is not None:
         root.evidence.append("rank %d failed first, of %d rank(s)" % (root.rank, len(ev.ranks)))
     told = {root.rank}
     for t, rank, what in found:

@@ -107,9 +107,11 @@ class Run:
         if self.max_batches:
             env[MAX_BATCHES] = str(self.max_batches)
         command = [sys.executable, "-m", "doctor.agent.boot", *self.target]
-        if launchers.is_launcher(self.target):  # its ranks load the agent at their start
+        if launchers.is_launcher(self.target):
             command = launchers.command(self.target)
-            env = launchers.startup_env(tmp, token, env)
+        # the ranks a launcher starts, or a script that runs itself again as a rank
+        # (Lightning's ddp), load the agent at their start
+        env = launchers.startup_env(tmp, token, env)
         started = self.started = time.monotonic()
         # DLW_DOCTOR_NO_TIMELINE: for bench/memory_bench.py, which measures its cost
         self.timeline = None if os.environ.get(NO_TIMELINE) else memory.Timeline(started)
@@ -495,7 +497,7 @@ def _ranks(events):
     for e in events:
         if e.get("event") == "main_start" and e.get("rank") is not None:
             found[e["pid"]] = {key: e.get(key) for key in ("pid", "rank", "local_rank",
-                                                           "node", "host")}
+                                                           "node", "nodes", "host")}
         elif e.get("event") == "uncaught" and e.get("pid") in found:
             rank = found[e["pid"]]
             if rank.get("failed_at") is None:

@@ -22,10 +22,11 @@ import recordings
 from doctor import launchers
 from doctor.agent import EVENTS, RANK
 from doctor.process_tree import TOKEN as RUN_TOKEN
-from doctor_run import doctor_command, leftovers
-from fixture_markers import DISTRIBUTED, LAUNCHER
+from doctor_run import doctor_command, leftovers, run_doctor
+from fixture_markers import CAUSES, DISTRIBUTED, LAUNCHER
 from test_doctor_fixtures import replay
 from test_doctor_hardening import Doctor
+from tiers import run_python
 
 pytestmark = needs.posix
 
@@ -114,7 +115,7 @@ SHOW = ("import json, os, sys; print(json.dumps([os.environ.get('USER_SITE_RAN')
         "os.environ.get(%r), 'torch' in sys.modules]))" % RANK)
 
 
-def _interpreter(tmp_path, token, **env):
+def _interpreter(tmp_path, token, args=(), **env):
     """(what a fresh interpreter of a launcher's run printed, the events it wrote), its
     environment carrying the run's hook and ``token``."""
     user = tmp_path / "user"
@@ -124,11 +125,12 @@ def _interpreter(tmp_path, token, **env):
     events = os.path.join(folder, "events.jsonl")
     base = {k: v for k, v in os.environ.items()
             if k not in ("LOCAL_RANK", "RANK", "GROUP_RANK", RANK)}
-    base.update(env, PYTHONPATH=os.pathsep.join([str(user), os.environ.get("PYTHONPATH", "")]))
+    base.update(PYTHONPATH=os.pathsep.join([str(user), os.environ.get("PYTHONPATH", "")]))
     base[EVENTS] = events
     base[RUN_TOKEN] = token
     full = launchers.startup_env(folder, "the-run", base)
-    proc = subprocess.run([sys.executable, "-c", SHOW], env=full, capture_output=True,
+    full.update(env)  # what the launcher gives its rank
+    proc = subprocess.run([sys.executable, "-c", SHOW, *args], env=full, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     try:
@@ -150,13 +152,15 @@ def test_the_hook_makes_a_rank_of_the_run_a_main_process_labelled_with_its_rank(
     assert (start["rank"], start["local_rank"], start["node"]) == (3, 1, 1)
 
 
-@pytest.mark.parametrize("token, env", [
-    ("another-run", {"LOCAL_RANK": "0", "RANK": "0"}),  # not this run's token
-    ("the-run", {}),  # the launcher itself: no rank
-    ("the-run", {"LOCAL_RANK": "0", "RANK": "0", RANK: '{"rank": 0}'}),  # a rank's worker
+@pytest.mark.parametrize("token, env, args", [
+    ("another-run", {"LOCAL_RANK": "0", "RANK": "0"}, ()),  # not this run's token
+    ("the-run", {}, ()),  # the launcher itself: no rank
+    ("the-run", {"LOCAL_RANK": "0", "RANK": "0", RANK: '{"rank": 0}'}, ()),  # a rank's worker
+    # a worker of Lightning's rank 0, the script's main process, which is not labelled
+    ("the-run", {"LOCAL_RANK": "0"}, ("--multiprocessing-fork",)),
 ])
-def test_the_hook_does_nothing_outside_a_ranks_main_process(tmp_path, token, env):
-    shown, events = _interpreter(tmp_path, token, **env)
+def test_the_hook_does_nothing_outside_a_ranks_main_process(tmp_path, token, env, args):
+    shown, events = _interpreter(tmp_path, token, args, **env)
     assert shown[0] == "yes"
     assert events == []
 
@@ -253,6 +257,119 @@ def test_the_memory_chart_names_each_ranks_main_process_and_workers():
     assert [_role(p) for p in memory["processes"]] == [
         "rank 0 (pid 10)", "rank 1 (pid 20)", "worker 0 of rank 0 (pid 11)",
         "worker 0 of rank 1 (pid 21)", "launcher (pid 5)"]
+
+
+# -- Lightning's ddp: ranks the script starts again -------------------------------------
+
+def test_lightning_ddp_makes_each_ranks_loader_as_it_does_without_the_doctor():
+    """Lightning's ddp re-makes the script's loader in every rank with a
+    DistributedSampler, from the parameters it reads on DataLoader.__init__'s signature:
+    each rank runs two batches of four, the ranks stay in step, nothing is diagnosed
+    (the doctor's loader hook once hid that signature: rank 0 ran eight batches of one
+    and lost its peer when rank 1 had finished)."""
+    path = DISTRIBUTED / "clean_lightning_ddp.py"
+    status, report, output = replay([path.name], DISTRIBUTED, path)
+    assert (status, report["outcome"], report["diagnoses"]) == (0, "passed", []), output[-3000:]
+    batches = [line for line in output.splitlines() if ": batch of " in line]
+    assert sorted(batches) == ["rank 0: batch of 4"] * 2 + ["rank 1: batch of 4"] * 2, batches
+
+
+def test_the_ranks_lightnings_ddp_starts_are_watched():
+    """Lightning starts rank 1 by running the script again: the run's startup hook makes
+    it a rank (its label from LOCAL_RANK and NODE_RANK), its worker labelled with it;
+    rank 0 is the script's main process, watched as any script's."""
+    evidence = recordings.load(DISTRIBUTED / "clean_lightning_ddp.py")["evidence"]
+    assert [(r["rank"], r["local_rank"], r["node"]) for r in evidence["ranks"]] == [(1, 1, 0)]
+    assert sorted(w["rank"] if w["rank"] is not None else -1
+                  for w in evidence["workers"]) == [-1, 1]
+
+
+def test_a_lambda_lightnings_ddp_spawn_pickles_is_named_before_any_rank_starts():
+    """ddp_spawn pickles the Trainer with its LightningModule into every rank: the
+    module's lambda fails in the process that starts the ranks, so the diagnosis names
+    its line and no rank (none started)."""
+    path = CAUSES / "DLW102" / "invalid" / "dlw102_lightning_ddp_spawn.py"
+    status, report, output = replay([path.name], path.parent, path)
+    first = report["diagnoses"][0]
+    assert (status, first["code"], first["line"]) == (1, "DLW102", 16), report["diagnoses"]
+    assert "rank" not in first, first
+    assert "Can't pickle local object 'Model.__init__.<locals>.<lambda>'" in first["evidence"][0]
+    assert "[rank" not in output
+
+
+HOOKED_SIGNATURE = textwrap.dedent("""\
+    import inspect
+    from doctor.agent import hooks
+    hooks.install()
+    from torch.utils.data import DataLoader
+    hooked = inspect.signature(DataLoader.__init__)
+    assert DataLoader.__init__.__wrapped__ is not DataLoader.__init__
+    assert hooked == inspect.signature(DataLoader.__init__.__wrapped__), hooked
+    assert "batch_size" in hooked.parameters and "sampler" in hooked.parameters, hooked
+    print("same")
+""")
+
+
+def test_the_hooked_loader_keeps_torchs_signature(tmp_path):
+    env = dict(os.environ, **{EVENTS: str(tmp_path / "events.jsonl")})
+    done = run_python(["-c", HOOKED_SIGNATURE], env=env, capture_output=True, text=True,
+                      timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
+
+
+# -- two nodes on one machine, each under its own doctor ---------------------------------
+
+def _free_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_two_nodes_each_under_its_doctor_and_explain_on_both_logs(tmp_path):
+    """Two torchrun agents (--nnodes 2, one rank each, a c10d rendezvous on 127.0.0.1),
+    each under its own doctor; the worker of global rank 1 is killed. The rendezvous,
+    not --node-rank, decides which agent gets which ranks: the doctor of the node that
+    got rank 1 names DLW201 there, with its node; the other's rank 0 only lost its peer,
+    and its doctor says so, not a cause of its own. explain on the two doctors' logs
+    names rank 1's failure first, in the right node's log."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    name = "dlw201_rank_all_reduce.py"
+    shutil.copy(DISTRIBUTED / name, tmp_path / name)
+    endpoint = "127.0.0.1:%d" % _free_port()
+
+    def node(number):
+        return run_doctor(["--json", "-m", "torch.distributed.run", "--nnodes", "2",
+                           "--node-rank", str(number), "--nproc-per-node", "1",
+                           "--rdzv-backend", "c10d", "--rdzv-endpoint", endpoint,
+                           "--rdzv-id", "two-nodes", name], tmp_path, limit=400)
+
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(node, [0, 1]))
+    for status, report, _out, err, left in runs:
+        assert not left, [p.cmdline() for p in left]
+        assert status == 1 and report is not None, err[-3000:]
+    firsts = [report["diagnoses"][0] for _s, report, _o, _e, _l in runs]
+    failing = next(i for i, first in enumerate(firsts) if first["code"] == "DLW201")
+    cause, symptom = firsts[failing], firsts[1 - failing]
+    assert (cause["rank"], cause["line"]) == (1, 31), cause
+    assert cause["node"] in (0, 1), cause
+    assert (symptom["code"], symptom["rank"], symptom["node"]) == (
+        "DLW208", 0, 1 - cause["node"]), symptom
+    assert "rank 0 did not fail on its own" in symptom["evidence"][0], symptom["evidence"]
+    assert "root cause is in a rank of another node" in symptom["evidence"][0]
+    assert [d["code"] for d in runs[1 - failing][1]["diagnoses"]] == ["DLW208"]
+    logs = []
+    for number, (_s, _r, _o, err, _l) in enumerate(runs):
+        logs.append("node%d.log" % number)
+        (tmp_path / logs[-1]).write_text(err)
+    status, report, _out, err, _left = doctor_command(["explain", "--json", *logs], tmp_path)
+    assert status == 1, err[-3000:]
+    first = report["diagnoses"][0]
+    assert (first["code"], first["rank"], first["node"]) == (
+        "DLW201", 1, logs[failing]), report["diagnoses"]
 
 
 # -- never a process left ---------------------------------------------------------------

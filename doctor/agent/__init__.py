@@ -12,7 +12,8 @@ START_METHOD = "DLW_DOCTOR_START_METHOD"
 MAX_BATCHES = "DLW_DOCTOR_MAX_BATCHES"
 #: START_METHOD's value under --compare: force nothing, watch the script's own method
 OWN = "own"
-#: the rank a process belongs to, as JSON ({"rank", "local_rank", "node", "host"}): set by
+#: the rank a process belongs to, as JSON ({"rank", "local_rank", "node", "host"}, and
+#: "nodes", how many the job has, under a launcher): set by
 #: :mod:`doctor.agent.startup` in a rank's main process, inherited by its workers, and
 #: added to every event they write
 RANK = "DLW_DOCTOR_RANK"

@@ -17,6 +17,7 @@
 - when torch gives up on a worker (timeout, crash), the workers are asked for
   their stacks before torch ends them.
 """
+import functools
 import os
 import sys
 import threading
@@ -100,6 +101,9 @@ def _patch(dl):
 
     loader_init = dl.DataLoader.__init__
 
+    # its signature stays torch's: Lightning re-makes a loader (with a DistributedSampler
+    # under ddp) from the parameters inspect.signature finds, and would lose the others
+    @functools.wraps(loader_init)
     def __init__(self, *args, **kwargs):
         loader_init(self, *args, **kwargs)
         site = _user_site()
@@ -235,8 +239,6 @@ def _patch_start_processes(tmp):
     ``ddp_spawn`` too): each rank it starts runs the rank entry first
     (:func:`doctor.agent.startup.spawned_rank`), which hooks the rank as this process
     is hooked; it pickles by reference, as the worker loop does."""
-    import functools
-
     spawn_module = sys.modules.get("torch.multiprocessing.spawn")
     real = getattr(spawn_module, "start_processes", None)
     if real is None or _rank_entry is None:

@@ -5,12 +5,14 @@ rank's of a distributed run, labelled with its rank, as the events of its worker
 A distributed run starts its ranks in two ways, and the doctor reaches them in two:
 
 - a launcher (``torchrun``, ``python -m torch.distributed.run``) starts each rank as a
-  new interpreter: the doctor puts a folder of the run first on the launcher's
+  new interpreter, and so does Lightning's ddp for its ranks after the first (it runs
+  the script again): the doctor puts a folder of the run first on the run's
   ``PYTHONPATH``, whose ``sitecustomize.py`` (written for the run by
   :mod:`doctor.launchers`) calls :func:`start` in each interpreter that carries the
-  run's token. Only a process that torch's elastic agent made a rank (``LOCAL_RANK``
-  set) and that no rank of the run started (its workers inherit the rank's label)
-  becomes a rank here;
+  run's token. Only a process that a launcher made a rank (``LOCAL_RANK`` set), that
+  no rank of the run started (its workers inherit the rank's label) and that
+  multiprocessing did not start becomes a rank here. Lightning's rank 0 is the script's
+  main process, watched as any script is;
 - ``torch.multiprocessing.start_processes`` (``mp.spawn``, Lightning's ``ddp_spawn``)
   in a hooked process: the hooks hand each rank :func:`spawned_rank` wrapped around the
   user's function, which pickles by reference, so the rank imports this module and
@@ -50,8 +52,13 @@ def start():
     """In an interpreter of a launcher's run: become a rank if this is one's main process."""
     if os.environ.get(RANK) or "LOCAL_RANK" not in os.environ:
         return  # a rank's own child (a worker, the resource tracker), or the launcher
-    become_rank({"rank": _number("RANK"), "local_rank": _number("LOCAL_RANK"),
-                 "node": _number("GROUP_RANK"), "host": socket.gethostname()})
+    rank, local_rank = _number("RANK"), _number("LOCAL_RANK")
+    node = _number("GROUP_RANK")
+    if rank is None:  # Lightning's ddp: LOCAL_RANK and NODE_RANK only
+        node = _number("NODE_RANK")
+        rank = local_rank if not node else None
+    become_rank({"rank": rank, "local_rank": local_rank, "node": node,
+                 "nodes": _number("GROUP_WORLD_SIZE"), "host": socket.gethostname()})
     hook = sys.excepthook
 
     def excepthook(kind, value, tb):
