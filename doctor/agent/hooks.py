@@ -26,6 +26,7 @@ import weakref
 from doctor.agent import (EVENTS, MAX_BATCHES, OWN, START_METHOD, emit,
                           own_start_method, stack_path)
 from doctor.agent import worker as agent_worker
+from doctor.agent.attributes import attributes
 from flake8_dlworker import platforms
 
 _TORCH_DIR = None
@@ -157,7 +158,7 @@ def _patch(dl):
             if _method_of(loader) != "fork":
                 kept = _probe(loader)
         # what the workers are about to receive, where they keep it for every epoch
-        self._dlw_sent = _attributes(loader.dataset) if loader.persistent_workers else None
+        self._dlw_sent = attributes(loader.dataset) if loader.persistent_workers else None
         if (loader.num_workers >= 2
                 and getattr(loader, "_dataset_kind", None) == dl._DatasetKind.Iterable):
             self._dlw_batches = {"counted": 0, "repeated": 0, "seen": set()}
@@ -336,45 +337,6 @@ def _python_objects(loader):
         emit("containers", key=getattr(loader, "_dlw_key", None), found=found)
 
 
-#: a value whose repr is this short is compared, and shown, by its repr
-_SMALL_REPR = 80
-_SCALARS = (bool, int, float, complex, str, bytes, type(None))
-#: at most this many of the dataset's attributes are compared
-_MAX_ATTRIBUTES = 64
-
-
-def _attributes(dataset):
-    """{name: (position, fingerprint, shown)} of the dataset's own attributes: a small
-    number or string by its repr, anything else by its identity (a list changed in
-    place is not seen); ``shown`` is the repr a report may print, else None."""
-    from flake8_dlworker.untrusted import is_secret
-
-    try:
-        attrs = list(vars(dataset).items())[:_MAX_ATTRIBUTES]
-    except TypeError:
-        return {}
-    found = {}
-    for position, (name, value) in enumerate(attrs):
-        fingerprint, shown = ("id", id(value)), None
-        if isinstance(value, _SCALARS) and not (
-                isinstance(value, (str, bytes)) and len(value) > _SMALL_REPR):
-            try:
-                text = repr(value)
-            except ValueError:  # an int too long to print
-                text = None
-            if text is not None and len(text) <= _SMALL_REPR:
-                fingerprint = ("value", text)
-                shown = None if is_secret(text) else text
-        found[name] = (position, fingerprint, shown)
-    return found
-
-
-def dataset_state(dataset):
-    """The dataset's own attributes, each by its fingerprint (see :func:`_attributes`):
-    two states differ when an attribute was set to another object or small value."""
-    return {name: fingerprint for name, (_, fingerprint, _) in _attributes(dataset).items()}
-
-
 #: an IterableDataset's loader compares at most this many of its batches for repeats
 REPEAT_WINDOW = 2000
 #: a batch is compared only when it holds at most this many bytes
@@ -452,7 +414,7 @@ def _dataset_changed(iterator, loader):
     iterator._dlw_epochs = getattr(iterator, "_dlw_epochs", 0) + 1
     sent = iterator._dlw_sent
     named = iterator.__dict__.setdefault("_dlw_named", set())
-    now = _attributes(loader.dataset)
+    now = attributes(loader.dataset)
     changes = []
     for name, (position, fingerprint, shown) in now.items():
         before = sent.get(name)

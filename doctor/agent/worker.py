@@ -14,6 +14,7 @@ import os
 import sys
 
 from doctor.agent import emit, line_buffered, stack_file
+from doctor.agent.attributes import dataset_state
 from flake8_dlworker import platforms
 
 #: the real loop, when this module was patched in before a fork (then it is inherited)
@@ -118,8 +119,6 @@ class _Stream:
         real, stream = self.init_fn, self
 
         def init_fn(worker_id):
-            from doctor.agent.hooks import dataset_state
-
             before = dataset_state(stream.dataset)
             real(worker_id)
             stream.init_changed = dataset_state(stream.dataset) != before
