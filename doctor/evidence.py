@@ -99,6 +99,14 @@ class Evidence:
     #: its first (set_epoch never called): {key, path, line (where that pass began),
     #: passes, epoch, seed} and the rank's labels (doctor.agent.hooks)
     sampler_epochs: List[dict] = field(default_factory=list)
+    #: each worker of an IterableDataset's loader with two or more workers, when its loop
+    #: ended: {key, pid, worker_id, num_workers, asked (it called get_worker_info()),
+    #: init_fn (the loader has a worker_init_fn), init_changed (that changed the worker's
+    #: copy of the dataset), dataset (its class), iter_path, iter_line (its __iter__)}
+    #: (doctor.agent.worker); such a loader's record holds ``counted`` (its batches
+    #: compared) and ``repeated`` (those that repeated one delivered before in the same
+    #: pass), or ``counted: None`` where its batches could not be compared
+    streams: List[dict] = field(default_factory=list)
     static: List[dict] = field(default_factory=list)      # checker findings
     host: dict = field(default_factory=dict)
     hints: dict = field(default_factory=dict)             # log: os/python/torch seen

@@ -422,6 +422,12 @@ class Run:
         for e in events:
             if e.get("event") == "workers" and e.get("key") in by_key:
                 by_key[e["key"]].setdefault("pids", []).extend(e["pids"])
+            elif e.get("event") == "batch" and "counted" in e and e.get("key") in by_key:
+                by_key[e["key"]]["counted"] = e["counted"]
+                by_key[e["key"]]["repeated"] = e.get("repeated")
+        owner = {pid: loader["key"] for loader in ev.loaders for pid in loader.get("pids", ())}
+        ev.streams = [dict({k: e.get(k) for k in _STREAM}, key=owner.get(e.get("pid")))
+                      for e in events if e.get("event") == "stream"]
         ev.probe = [e for e in events if e.get("event") == "probe"]
         ev.payload = [{k: e.get(k) for k in ("key", "role", "bytes", "seconds", "workers")}
                       for e in events if e.get("event") == "payload"]
@@ -482,6 +488,11 @@ class Run:
             if self.last_available.get(pid) is not None:
                 worker.available_gb = self.last_available[pid] / _GIB
         return list(found.values())
+
+
+#: what a worker of an IterableDataset says of itself (event ``stream``)
+_STREAM = ("pid", "worker_id", "num_workers", "asked", "init_fn", "init_changed", "dataset",
+           "iter_path", "iter_line")
 
 
 def _label(worker, event):

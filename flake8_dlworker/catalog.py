@@ -80,6 +80,10 @@ FIELDS = {
                     "error (pytest_reads: main) or a worker's stderr (pytest_reads: worker)",
     "pytest_reads": "main or worker: where the pytest plugin looks for pytest_texts",
     "pytest_says": "what the pytest plugin says failed when pytest_texts match",
+    "handles": "the calls that make a handle (pickle_kind: handle), one a line: "
+               "'QUALNAME: how a message names it', then '; fork-unsafe', '; quiet when "
+               "disable=' (a progress bar), '; pickles' (the worker fails to rebuild it), "
+               "'; makes MODULE.CLASS' (what a function returns): flake8_dlworker.handles",
 }
 #: the modules a cause's folder may hold, by file name: what each one is
 PARTS = {

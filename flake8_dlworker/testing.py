@@ -40,6 +40,7 @@ import sys
 import types
 from typing import NamedTuple, Optional
 
+from flake8_dlworker import handles
 from flake8_dlworker.assignments import assignment_on_path
 from flake8_dlworker.untrusted import is_secret
 
@@ -967,33 +968,17 @@ def _handle_kind(obj):
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(obj, torch.Generator):
         return "torch.Generator"
-    for module, names, label in _HANDLE_TYPES:
-        mod = sys.modules.get(module)
-        if mod is None:
-            continue
-        for name in names:
-            cls = getattr(mod, name, None)
-            if isinstance(cls, type) and isinstance(obj, cls):
-                filename = getattr(obj, "filename", None) or getattr(obj, "name", None)
-                shown = " on %r" % _shown(filename) if isinstance(filename, str) else ""
-                return label + shown
+    for cls, label in handles.types_in():  # the record's known handles
+        if isinstance(obj, cls):
+            filename = getattr(obj, "filename", None) or getattr(obj, "name", None)
+            shown = " on %r" % _shown(filename) if isinstance(filename, str) else ""
+            return label + shown
     module = type(obj).__module__ or ""
     if module.split(".")[0] == "h5py":
         return "h5py object"
     if module.split(".")[0] == "lmdb":
         return "lmdb handle"
     return None
-
-
-_HANDLE_TYPES = (
-    ("socket", ("socket",), "socket"),
-    ("sqlite3", ("Connection",), "sqlite3 connection"),
-    ("sqlite3", ("Cursor",), "sqlite3 cursor"),
-    ("zipfile", ("ZipFile",), "open zip archive"),
-    ("tarfile", ("TarFile",), "open tar archive"),
-    ("mmap", ("mmap",), "memory map"),
-    ("select", ("epoll", "poll", "kqueue", "devpoll"), "poll object"),
-)
 
 
 # --- what a worker sees of the dataset's random generators -------------------------

@@ -315,3 +315,38 @@ def test_the_default_run_says_its_patch_was_not_yet_run(name):
     assert found["patch"] and "+++ b/%s\n" % patched in found["patch"], found
     assert added in found["patch"], found["patch"]
     assert "  patch (not yet run: use --verify):\n" in text, text
+
+
+def test_recorded_workers_that_never_ask_for_their_share_are_dlw109():
+    """dlw109_seeding_callable.py: the checker cannot tell what its worker_init_fn (an
+    object) does; the run saw that no worker called get_worker_info() and that the
+    worker_init_fn left the dataset as it was, and the loader counted the repeats."""
+    path = find("dlw109_seeding_callable.py")
+    status, report, _output = replay([path.name], path.parent, path)
+    first = report["diagnoses"][0]
+    assert (status, first["code"], first["line"], first["confidence"]) == (
+        1, "DLW109", 33, "certain"), report["diagnoses"]
+    assert "IterableDataset 'Lines' (__iter__ at dlw109_seeding_callable.py:17)" in \
+        first["evidence"][0]
+    assert "never called torch.utils.data.get_worker_info()" in first["evidence"][1]
+    assert first["evidence"][2].startswith("2 of the 4 batches the loader compared repeated")
+
+
+def test_streams_that_differ_are_not_dlw109():
+    """Workers that never asked for their share, but whose batches the loader compared
+    and found none repeated (a random stream): nothing to report; not compared: likely."""
+    from flake8_dlworker.causes.DLW109.diagnosis import dlw109_stream
+
+    def run(**loader):
+        streams = [{"key": "k", "worker_id": i, "num_workers": 2, "asked": False,
+                    "init_fn": False, "init_changed": None, "dataset": "Stream"}
+                   for i in (0, 1)]
+        return dlw109_stream(evidence.Evidence(
+            streams=streams, loaders=[dict({"key": "k", "path": "t.py", "line": 9},
+                                           **loader)]))
+
+    assert run(counted=8, repeated=0) is None
+    assert (run(counted=8, repeated=4).confidence, run(counted=8, repeated=4).line) == (
+        "certain", 9)
+    assert run(counted=None).confidence == "likely"
+    assert "could not compare" in run(counted=None).evidence[-1]

@@ -153,6 +153,9 @@ def test_lightning_datamodule_collate_gets_values_not_self(tmp_path):
     ("dlw101_sibling_factory.py", "6.0\n22.0\n38.0\n54.0\n"),
     # only the run shows the cause (a worker out of file descriptors)
     ("dlw204_nofile.py", "400\n"),
+    # only the run sees that the worker_init_fn (an object) never splits the stream: each
+    # worker now yields its share, every sample once
+    ("dlw109_seeding_callable.py", "samples: [0, 1, 2, 3, 4, 5]\n"),
 ])
 def test_runtime_only_fix_applies_and_passes_under_spawn(tmp_path, fixture, prints):
     """Fixable crashes with no static finding in the file: the patch comes from the

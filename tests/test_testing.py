@@ -356,8 +356,8 @@ def _assigned(culprit):
 def test_the_culprit_names_where_the_users_class_assigns_the_attribute(zip_archive):
     """The attribute that keeps the culprit, found in the class of the innermost object
     on the path that the user wrote: __init__ before the other methods, base classes in
-    MRO order, a helper method that __init__ calls; a library's object on the path
-    (a thread pool's queue) is passed over for the user's object that keeps it."""
+    MRO order, a helper method that __init__ calls; a known handle of the record (a thread
+    pool) is the culprit itself, not the queue inside it."""
     dataset = ShardSet(zip_archive)
     culprit = find_unpicklable(dataset, "dataset")
     assert _assigned(culprit) == (
@@ -372,21 +372,22 @@ def test_the_culprit_names_where_the_users_class_assigns_the_attribute(zip_archi
 
     with ThreadPoolExecutor(1) as pool:
         culprit = find_unpicklable(Dataset(Compose([double]), pool=pool), "dataset")
-    assert culprit.path.startswith("dataset.pool.")
+    assert (culprit.path, culprit.code) == ("dataset.pool", "DLW108")
+    assert culprit.what.startswith("ThreadPoolExecutor (")
     assert culprit.attribute is None  # Dataset keeps it through __dict__.update(attrs)
     assert culprit.kept_at() is None
-    assert culprit.owner == "ThreadPoolExecutor"
     with ThreadPoolExecutor(1) as pool:
         dataset = ShardSet(pool)
         dataset.unlock()
         culprit = find_unpicklable(dataset, "dataset")
-    assert culprit.path.startswith("dataset.shards.archive.")
+    assert culprit.path == "dataset.shards.archive"
     assert _assigned(culprit)[1:4] == ("archive", HERE, "Shards._open")
 
 
-def test_lock_deep_inside_an_event_and_nested_containers():
+def test_a_known_handle_inside_nested_containers():
     culprit = find_unpicklable(Dataset(events={"start": [threading.Event()]}), "dataset")
-    assert culprit.path == "dataset.events['start'][0]._cond._lock"
+    assert culprit.path == "dataset.events['start'][0]"
+    assert culprit.what == "threading.Event (threading.Event)"
     assert culprit.code == "DLW108"
     culprit = find_unpicklable((1, [2, {"k": (3, Slotted(threading.RLock()))}]), "t")
     assert culprit.path == "t[1][1]['k'][1].inner"

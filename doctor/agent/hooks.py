@@ -7,7 +7,10 @@
   workers could not receive;
 - the workers' pids are recorded, and a watcher thread reads each worker's exit
   status with ``waitid(WNOWAIT)`` (it leaves the zombie to torch, which reads it too);
-- batches are counted per loader, for the live status and ``--max-batches``;
+- batches are counted per loader, for the live status and ``--max-batches``; those of
+  an IterableDataset's loader with several workers are compared, and the batches that
+  repeat one already delivered are counted (a worker that yields the whole stream, as
+  every other does, repeats theirs);
 - when a loader with persistent workers starts its next epoch, the dataset's top-level
   attributes that the main process changed since the workers took their copy are
   named (the workers never see those changes);
@@ -27,6 +30,7 @@ import weakref
 from doctor.agent import (EVENTS, MAX_BATCHES, OWN, START_METHOD, emit,
                           own_start_method, stack_path)
 from doctor.agent import worker as agent_worker
+from doctor.agent.attributes import attributes
 from flake8_dlworker import platforms
 
 _TORCH_DIR = None
@@ -153,7 +157,8 @@ def _patch(dl):
             _counts[key] = _counts.get(key, 0) + 1
             count = _counts[key]
             done = limit and all(n >= limit for n in _counts.values())
-        emit("batch", key=key, n=count)
+        repeats = _repeats(self, data)
+        emit("batch", key=key, n=count, **repeats)
         if done:
             emit("stopped", batches=dict(_counts))
             raise StopRun(0)
@@ -171,7 +176,10 @@ def _patch(dl):
             if _method_of(loader) != "fork":
                 kept = _probe(loader)
         # what the workers are about to receive, where they keep it for every epoch
-        self._dlw_sent = _attributes(loader.dataset) if loader.persistent_workers else None
+        self._dlw_sent = attributes(loader.dataset) if loader.persistent_workers else None
+        if (loader.num_workers >= 2
+                and getattr(loader, "_dataset_kind", None) == dl._DatasetKind.Iterable):
+            self._dlw_batches = {"counted": 0, "repeated": 0, "seen": set()}
         try:
             if kept is None:
                 mp_init(self, loader)
@@ -191,6 +199,8 @@ def _patch(dl):
     reset = dl._MultiProcessingDataLoaderIter._reset
 
     def _reset(self, loader, first_iter=False):
+        if getattr(self, "_dlw_batches", None) is not None:
+            self._dlw_batches["seen"] = set()  # a new pass over the stream
         if not first_iter and getattr(self, "_dlw_sent", None) is not None:
             try:
                 _dataset_changed(self, loader)
@@ -343,37 +353,73 @@ def _python_objects(loader):
         emit("containers", key=getattr(loader, "_dlw_key", None), found=found)
 
 
-#: a value whose repr is this short is compared, and shown, by its repr
-_SMALL_REPR = 80
-_SCALARS = (bool, int, float, complex, str, bytes, type(None))
-#: at most this many of the dataset's attributes are compared
-_MAX_ATTRIBUTES = 64
+#: an IterableDataset's loader compares at most this many of its batches for repeats
+REPEAT_WINDOW = 2000
+#: a batch is compared only when it holds at most this many bytes
+_REPEAT_BYTES = 1 << 22
 
 
-def _attributes(dataset):
-    """{name: (position, fingerprint, shown)} of the dataset's own attributes: a small
-    number or string by its repr, anything else by its identity (a list changed in
-    place is not seen); ``shown`` is the repr a report may print, else None."""
-    from flake8_dlworker.untrusted import is_secret
-
-    try:
-        attrs = list(vars(dataset).items())[:_MAX_ATTRIBUTES]
-    except TypeError:
+def _repeats(iterator, data):
+    """``{counted, repeated}`` so far for an iterator whose batches are compared: how many
+    were compared, and how many of them repeated one delivered before in this pass; {}
+    when its batches are not compared, or stopped being (one could not be read)."""
+    batches = getattr(iterator, "_dlw_batches", None)
+    if batches is None:
         return {}
-    found = {}
-    for position, (name, value) in enumerate(attrs):
-        fingerprint, shown = ("id", id(value)), None
-        if isinstance(value, _SCALARS) and not (
-                isinstance(value, (str, bytes)) and len(value) > _SMALL_REPR):
-            try:
-                text = repr(value)
-            except ValueError:  # an int too long to print
-                text = None
-            if text is not None and len(text) <= _SMALL_REPR:
-                fingerprint = ("value", text)
-                shown = None if is_secret(text) else text
-        found[name] = (position, fingerprint, shown)
-    return found
+    if batches["counted"] < REPEAT_WINDOW:
+        try:
+            fingerprint = _fingerprint(data)
+        except Exception:  # the count must never be why the script fails
+            fingerprint = None
+        if fingerprint is None:
+            iterator._dlw_batches = None
+            return {"counted": None}
+        batches["counted"] += 1
+        if fingerprint in batches["seen"]:
+            batches["repeated"] += 1
+        batches["seen"].add(fingerprint)
+    return {"counted": batches["counted"], "repeated": batches["repeated"]}
+
+
+def _fingerprint(data):
+    """A digest of a batch's contents (tensors, arrays, numbers, strings and the lists,
+    tuples and dicts of them), or None for a batch of anything else or a large one."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    budget = [_REPEAT_BYTES]
+    return digest.digest() if _feed(digest, data, budget, 0) else None
+
+
+def _feed(digest, obj, budget, depth):
+    if depth > 6:
+        return False
+    torch = sys.modules.get("torch")
+    numpy = sys.modules.get("numpy")
+    if torch is not None and isinstance(obj, torch.Tensor):
+        obj = obj.detach().cpu()
+        raw = obj.contiguous().view(-1).view(torch.uint8).numpy().tobytes() \
+            if obj.dim() else repr(obj.item()).encode()
+        head = "tensor%s%s" % (obj.dtype, tuple(obj.shape))
+    elif numpy is not None and isinstance(obj, numpy.ndarray):
+        raw, head = obj.tobytes(), "array%s%s" % (obj.dtype, obj.shape)
+    elif isinstance(obj, (bool, int, float, complex, str, bytes, type(None))):
+        raw, head = repr(obj).encode(), type(obj).__name__
+    elif isinstance(obj, (list, tuple)):
+        digest.update(b"[%d" % len(obj))
+        return all(_feed(digest, item, budget, depth + 1) for item in obj)
+    elif isinstance(obj, dict):
+        digest.update(b"{%d" % len(obj))
+        return all(_feed(digest, key, budget, depth + 1)
+                   and _feed(digest, value, budget, depth + 1) for key, value in obj.items())
+    else:
+        return False
+    budget[0] -= len(raw)
+    if budget[0] < 0:
+        return False
+    digest.update(head.encode())
+    digest.update(raw)
+    return True
 
 
 def _dataset_changed(iterator, loader):
@@ -384,7 +430,7 @@ def _dataset_changed(iterator, loader):
     iterator._dlw_epochs = getattr(iterator, "_dlw_epochs", 0) + 1
     sent = iterator._dlw_sent
     named = iterator.__dict__.setdefault("_dlw_named", set())
-    now = _attributes(loader.dataset)
+    now = attributes(loader.dataset)
     changes = []
     for name, (position, fingerprint, shown) in now.items():
         before = sent.get(name)

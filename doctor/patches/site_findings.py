@@ -22,7 +22,19 @@ def as_finding(site, source, line=None):
         return _definition_finding(tree, site, line)
     if site.kind == "handle":
         return _handle_finding(tree, site, line)
+    if site.kind == "iterable":
+        return _iterable_finding(tree, site, line)
     return None
+
+
+def _iterable_finding(tree, site, line):
+    """The class ``site.name`` whose body holds ``line`` (its ``__iter__``)."""
+    classes = [n for n in tree.nodes(cst.ClassDef) if n.name.value == site.name
+               and (not line or tree.pos[n].start.line <= line <= tree.pos[n].end.line)]
+    if len(classes) != 1:
+        return None
+    where = tree.pos[classes[0]].start
+    return Finding(where.line, where.column, site.code, "IterableDataset '%s'" % site.name)
 
 
 def _lambda_finding(tree, site, line):

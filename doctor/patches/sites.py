@@ -19,13 +19,15 @@ _QUALNAME = re.compile(r"^(?:instance of )?(function|class) '([\w.<>]+)'")
 _ATTR = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*)$")
 _TEXT_LOCAL = re.compile(r"Can't (?:pickle|get) local object '([\w.<>]+)'")
 _TEXT_MAIN = re.compile(r"Can't get attribute '(\w+)' on <module '__(?:mp_)?main__'")
+#: a run's words for an IterableDataset class whose workers each yielded the whole stream
+_TEXT_ITERABLE = re.compile(r"IterableDataset '(\w+)' \(__iter__ at (.+?):(\d+)\)")
 
 
 class Site(NamedTuple):
     code: str
     path: str                   # the file, absolute
     line: Optional[int]         # the definition's first line
-    kind: str                   # lambda | function | class | handle
+    kind: str                   # lambda | function | class | handle | iterable
     name: Optional[str] = None  # qualified name of a function or class; a handle's attribute
     col: Optional[int] = None   # a lambda: a column inside it on ``line``
 
@@ -78,7 +80,12 @@ def from_probe(culprit, cwd=None):
 
 
 def from_text(code, text, path, cwd=None):
-    """The site a pickling error's text names in ``path`` (the script), or None."""
+    """The site a pickling error's text names in ``path`` (the script), or the
+    IterableDataset class a diagnosis names with the place of its ``__iter__``; or None."""
+    iterable = _TEXT_ITERABLE.search(text)
+    if iterable and in_project(os.path.abspath(iterable.group(2)), cwd):
+        return Site(code, os.path.abspath(iterable.group(2)), int(iterable.group(3)),
+                    "iterable", iterable.group(1))
     if not path or not in_project(path, cwd):
         return None
     path = os.path.abspath(path)

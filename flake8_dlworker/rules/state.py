@@ -12,71 +12,14 @@ from flake8_dlworker.analysis import datasets
 from flake8_dlworker.analysis.flow import returned_values
 from flake8_dlworker.analysis.loaders import argument, forces_fork, literal, value_of
 from flake8_dlworker.catalog import RULES
+from flake8_dlworker.handles import HANDLES as KNOWN
 from flake8_dlworker.rules import Finding
 
-#: qualified name of the call -> (what the message calls it, unsafe to share across fork)
-HANDLES = {
-    "open": ("an open file", False),
-    "io.open": ("an open file", False),
-    "gzip.open": ("an open file", False),
-    "bz2.open": ("an open file", False),
-    "lzma.open": ("an open file", False),
-    "h5py.File": ("an h5py.File", True),
-    "lmdb.open": ("an lmdb environment", True),
-    "lmdb.Environment": ("an lmdb environment", True),
-    "sqlite3.connect": ("a sqlite3 connection", True),
-    "zipfile.ZipFile": ("a zipfile.ZipFile", False),
-    "tarfile.open": ("a tarfile.TarFile", False),
-    "tarfile.TarFile": ("a tarfile.TarFile", False),
-    "socket.socket": ("a socket", False),
-    "socket.create_connection": ("a socket", False),
-    "threading.Lock": ("a threading.Lock", False),
-    "threading.RLock": ("a threading.RLock", False),
-    "threading.local": ("a threading.local", False),
-    "torch.Generator": ("a torch.Generator", False),
-    "threading.Event": ("a threading.Event", False),
-    "threading.Condition": ("a threading.Condition", False),
-    "threading.Semaphore": ("a threading.Semaphore", False),
-    "threading.BoundedSemaphore": ("a threading.BoundedSemaphore", False),
-    "threading.Thread": ("a threading.Thread", False),
-    "queue.Queue": ("a queue.Queue", False),
-    "queue.SimpleQueue": ("a queue.SimpleQueue", False),
-    "concurrent.futures.ThreadPoolExecutor": ("a ThreadPoolExecutor", False),
-    "concurrent.futures.ProcessPoolExecutor": ("a ProcessPoolExecutor", False),
-    "multiprocessing.Pool": ("a multiprocessing.Pool", False),
-    "multiprocessing.pool.Pool": ("a multiprocessing.Pool", False),
-    "multiprocessing.pool.ThreadPool": ("a ThreadPool", False),
-    "subprocess.Popen": ("a subprocess.Popen", False),
-    "logging.FileHandler": ("a logging.FileHandler", False),
-    "logging.StreamHandler": ("a logging.StreamHandler", False),
-    "mmap.mmap": ("an mmap.mmap", False),
-    "tempfile.TemporaryFile": ("an open file", False),
-    "tempfile.NamedTemporaryFile": ("an open file", False),
-    "csv.reader": ("a csv reader", False),
-    "csv.DictReader": ("a csv reader", False),
-    "torch.utils.tensorboard.SummaryWriter": ("a SummaryWriter", False),
-    "tensorboardX.SummaryWriter": ("a SummaryWriter", False),
-    "cv2.VideoCapture": ("a cv2.VideoCapture", False),
-    "av.open": ("a PyAV container", False),
-    "soundfile.SoundFile": ("a soundfile.SoundFile", False),
-    "tables.open_file": ("a PyTables file", True),
-    "plyvel.DB": ("a LevelDB database", True),
-    "psycopg2.connect": ("a psycopg2 connection", True),
-    "pymongo.MongoClient": ("a MongoClient", True),
-    "redis.Redis": ("a redis client", False),
-    "redis.StrictRedis": ("a redis client", False),
-    "boto3.client": ("a boto3 client", False),
-    "boto3.resource": ("a boto3 resource", False),
-    "tqdm.tqdm": ("a tqdm progress bar", False),
-    "tqdm.trange": ("a tqdm progress bar", False),
-    "tqdm.std.tqdm": ("a tqdm progress bar", False),
-    "tqdm.auto.tqdm": ("a tqdm progress bar", False),
-    "tqdm.auto.trange": ("a tqdm progress bar", False),
-    "rich.progress.Progress": ("a rich Progress", False),
-}
+#: qualified name of the call -> (what the message calls it, unsafe to share across fork):
+#: the known handles of the record (flake8_dlworker.handles)
+HANDLES = {name: (handle.words, handle.fork_unsafe) for name, handle in KNOWN.items()}
 #: progress bars that keep their output file, unless made with ``disable=``
-PROGRESS_BARS = frozenset(("tqdm.tqdm", "tqdm.trange", "tqdm.std.tqdm", "tqdm.auto.tqdm",
-                           "tqdm.auto.trange"))
+PROGRESS_BARS = frozenset(name for name, handle in KNOWN.items() if handle.quiet_when_disabled)
 #: qualified name -> how the DLW111 message names the generator
 GENERATORS = {
     "numpy.random.default_rng": "np.random.default_rng",
@@ -90,8 +33,8 @@ _DERIVED = {
     ("an lmdb environment", "begin"): ("an lmdb transaction", True),
     ("a sqlite3 connection", "cursor"): ("a sqlite3 cursor", True),
     ("a sqlite3 connection", "execute"): ("a sqlite3 cursor", True),
-    ("a zipfile.ZipFile", "open"): ("an open file", False),
-    ("a tarfile.TarFile", "extractfile"): ("an open file", False),
+    ("an open zip archive", "open"): ("an open file", False),
+    ("an open tar archive", "extractfile"): ("an open file", False),
 }
 #: generator methods that reseed it in place
 _RESEED_METHODS = frozenset(("seed", "manual_seed", "setstate", "set_state"))
