@@ -266,6 +266,14 @@ _SKIPPED_FOLDERS = frozenset(("__pycache__", "node_modules", "site-packages",
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: per process: project top -> ProjectIndex (flake8 checks one file at a time)
 _INDEXES = {}
+#: per process: a module's folder -> its project's top
+_ROOTS = {}
+
+
+def forget():
+    """List and read the projects' files again from now on."""
+    _INDEXES.clear()
+    _ROOTS.clear()
 
 
 def project_root(filename):
@@ -274,6 +282,12 @@ def project_root(filename):
     holds its top package (its own folder for a module outside a package); None for
     installed code (under ``site-packages``)."""
     folder = os.path.dirname(os.path.realpath(filename or "."))
+    if folder not in _ROOTS:
+        _ROOTS[folder] = _project_root(folder)
+    return _ROOTS[folder]
+
+
+def _project_root(folder):
     parts = folder.split(os.sep)
     if "site-packages" in parts or "dist-packages" in parts:
         return None
