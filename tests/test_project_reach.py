@@ -325,3 +325,20 @@ def test_a_factory_returning_a_nested_dataset_class_in_one_module(tmp_path):
             print(list(DataLoader(get_dataset(8), num_workers=0)))
     """})
     assert flake8(tmp_path)[0] == {("train.py", 16, 27, "DLW103")}
+
+
+def test_a_folder_without_a_project_marker_is_read_into_its_packages_only(tmp_path):
+    """No ``.git`` or ``pyproject.toml``: the dataset module's package is read from the
+    folder that holds it, and a folder of other scripts beside it is not walked."""
+    train = """\
+        from torch.utils.data import DataLoader
+        from data.frames import Frames
+
+        if __name__ == "__main__":
+            print(list(DataLoader(Frames("x.h5"), num_workers=2)))
+    """
+    write(tmp_path, {"data/__init__.py": "", "data/frames.py": H5_DATASET,
+                     "train.py": train, "other/train.py": train})
+    assert flake8(tmp_path / "data")[0] == {("frames.py", 7, 21, "DLW108")}
+    (tmp_path / "train.py").unlink()
+    assert flake8(tmp_path / "data")[0] == set()

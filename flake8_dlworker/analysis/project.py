@@ -277,10 +277,10 @@ def forget():
 
 
 def project_root(filename):
-    """The top of the project a module belongs to: the nearest folder above it with a
-    ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the folder that
-    holds its top package (its own folder for a module outside a package); None for
-    installed code (under ``site-packages``)."""
+    """(top, marked) of the project a module belongs to: the nearest folder above it
+    with a ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg`` (marked), else the
+    folder that holds its top package (its own folder for a module outside a package);
+    None for installed code (under ``site-packages``)."""
     folder = os.path.dirname(os.path.realpath(filename or "."))
     if folder not in _ROOTS:
         _ROOTS[folder] = _project_root(folder)
@@ -294,7 +294,7 @@ def _project_root(folder):
     here = folder
     for _ in range(_MAX_LEVELS):
         if any(os.path.exists(os.path.join(here, marker)) for marker in _PROJECT_MARKERS):
-            return here
+            return here, True
         parent = os.path.dirname(here)
         if parent == here:
             break
@@ -302,7 +302,7 @@ def _project_root(folder):
     while os.path.isfile(os.path.join(folder, "__init__.py")) \
             and os.path.dirname(folder) != folder:
         folder = os.path.dirname(folder)
-    return folder
+    return folder, False
 
 
 def worker_loader_sites(filename, names):
@@ -311,22 +311,25 @@ def worker_loader_sites(filename, names):
     hands to a DataLoader that may start workers. The project's files are listed and
     read once per process; a module is analysed only when its text builds a loader and
     names one of the classes."""
-    root = project_root(filename)
-    if root is None:
+    top = project_root(filename)
+    if top is None:
         return {}
-    index = _INDEXES.get(root)
+    index = _INDEXES.get(top)
     if index is None:
-        index = _INDEXES[root] = ProjectIndex(root)
+        index = _INDEXES[top] = ProjectIndex(*top)
     return index.sites(os.path.realpath(filename), names)
 
 
 class ProjectIndex:
     """The project's modules that may build a DataLoader, and what each hands to one."""
 
-    __slots__ = ("root", "_files", "_sites")
+    __slots__ = ("root", "marked", "_files", "_sites")
 
-    def __init__(self, root):
+    def __init__(self, root, marked):
         self.root = root
+        #: a folder without a project's marker is walked only into its packages: it may
+        #: be a folder of unrelated scripts (a home or temporary folder)
+        self.marked = marked
         self._files = None  # [(path, the identifiers of its text)]
         self._sites = {}    # path -> [(class's module, class line, class name, line, fork)]
 
@@ -344,7 +347,7 @@ class ProjectIndex:
     def _loader_files(self):
         if self._files is None:
             self._files = []
-            for path in _project_files(self.root):
+            for path in _project_files(self.root, self.marked):
                 try:
                     with open(path, "rb") as handle:
                         text = handle.read().decode("utf-8", "replace")
@@ -360,11 +363,12 @@ class ProjectIndex:
         return self._sites[path]
 
 
-def _project_files(root):
+def _project_files(root, marked):
     count = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS
-                         and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg")))
+                         and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+                         and (marked or os.path.isfile(os.path.join(folder, d, "__init__.py"))))
         for name in sorted(files):
             if name.endswith(".py"):
                 count += 1
