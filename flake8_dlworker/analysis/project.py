@@ -305,19 +305,31 @@ def _project_root(folder):
     return folder, False
 
 
+def named_by_loader_modules(filename, names):
+    """The ``names`` that the text of some other module of the project names, where that
+    module may build a DataLoader: a cheap first look (the project's files are listed
+    and read once per process), before anything is analysed."""
+    index = _index(filename)
+    return index.named(os.path.realpath(filename), names) if index is not None else set()
+
+
 def worker_loader_sites(filename, names):
     """{class name: [(path of the loader's module, line, forces fork)]} for the classes
     of the module ``filename`` named in ``names`` that a module elsewhere in its project
-    hands to a DataLoader that may start workers. The project's files are listed and
-    read once per process; a module is analysed only when its text builds a loader and
-    names one of the classes."""
+    hands to a DataLoader that may start workers. A module is analysed (once per
+    process) only when its text builds a loader and names one of the classes."""
+    index = _index(filename)
+    return index.sites(os.path.realpath(filename), names) if index is not None else {}
+
+
+def _index(filename):
     top = project_root(filename)
     if top is None:
-        return {}
+        return None
     index = _INDEXES.get(top)
     if index is None:
         index = _INDEXES[top] = ProjectIndex(*top)
-    return index.sites(os.path.realpath(filename), names)
+    return index
 
 
 class ProjectIndex:
@@ -332,6 +344,13 @@ class ProjectIndex:
         self.marked = marked
         self._files = None  # [(path, the identifiers of its text)]
         self._sites = {}    # path -> [(class's module, class line, class name, line, fork)]
+
+    def named(self, path, names):
+        wanted, found = set(names), set()
+        for other, words in self._loader_files():
+            if other != path:
+                found |= wanted & words
+        return found
 
     def sites(self, path, names):
         found = {}
