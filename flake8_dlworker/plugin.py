@@ -50,6 +50,7 @@ def findings(tree, filename, start_method="spawn", host=Host(), notebook=False):
 def _findings(tree, filename, start_method, host, notebook):
     project = Project(filename)  # sibling modules, read lazily and at most once each
     facts = analyze_module(tree, filename, project, notebook)
+    project.follow_sys_path(facts)
     loaders = [(call, scope) for call, scope, _owner in facts.calls
                if is_dataloader_call(call, scope, facts)]
     workers = [(call, scope) for call, scope in loaders if may_have_workers(call)]

@@ -35,8 +35,13 @@ _FOLDERS = {}
 
 
 def forget():
-    """Read the folders again from now on (files may have been added since)."""
+    """Read the folders, and the project's modules that hand classes to loaders
+    (analysis/project.py), again from now on (files may have been added or changed
+    since)."""
+    from flake8_dlworker.analysis import project
+
     _FOLDERS.clear()
+    project.forget()
 
 
 def may_report(source, filename):

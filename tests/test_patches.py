@@ -40,12 +40,12 @@ FIXABLE = sorted(
     and p.name not in (
         # its loader is built in a module beside it, which make_patch, linting the text
         # alone, cannot see (the doctor's run patches it: bench/fix_share.py)
-        "dlw101_sibling_factory.py",
+        "dlw101_sibling_factory.py", "dlw101_two_hops.py",
         # the same for an option's default and a handle that a module beside it gives
         "dlw106_args_from_module.py", "dlw108_helper_module.py",
         # a handle kept by a dataset class of a module beside it: patched there, from
         # the run's evidence (the assignment the probe names)
-        "dlw108_dataset_module.py",
+        "dlw108_dataset_module.py", "dlw108_sys_path.py",
         # only the run sees its handle, on a reader object the dataset keeps, opened
         # by a helper method: the fix stays in words
         "dlw108_zip_reader.py",
@@ -57,7 +57,9 @@ FIXABLE = sorted(
         "dlw102_transform_table.py",
         # the class is returned by the factory, not called in it: hoisting it with the
         # values it reads from the factory is not done for a returned class yet
-        "dlw103_class_factory.py"))
+        "dlw103_class_factory.py",
+        # the same, for a class that a factory in a module beside it returns
+        "dlw103_factory_beside.py"))
 
 
 def _code(name):

@@ -245,6 +245,23 @@ def _instance_classes(expr, scope, facts, local, depth):
                     for binding in other.module.bindings.get(name, ()):
                         if isinstance(binding.value, ast.ClassDef):
                             found.append((binding.value, other, False))
+        if not found:
+            found.extend(_returned_instances(expr, scope, facts, local, depth))
+    return found
+
+
+def _returned_instances(call, scope, facts, local, depth):
+    """The instances a function gives back: ``CreateDataLoader(opt)`` returning the
+    object a class of a third module set up, one more module hop each time."""
+    from flake8_dlworker.analysis.values import functions_called
+
+    found = []
+    for function, home in functions_called(call.func, scope, facts):
+        function_scope = home.scopes.get(function)
+        if function_scope is None or (local and home is not facts) or _yields(function):
+            continue
+        for value in function_scope.returns:
+            found.extend(instance_classes(value, function_scope, home, local, depth + 1))
     return found
 
 

@@ -119,7 +119,8 @@ def _role_text(role):
 class _Tracer:
     """Follows one argument of a loader call to what it carries into the worker."""
 
-    __slots__ = ("facts", "method", "top", "role", "findings", "visited", "project")
+    __slots__ = ("facts", "method", "top", "role", "findings", "visited", "project",
+                 "elsewhere")
 
     def __init__(self, facts, method, top, role, project):
         self.facts = facts
@@ -129,6 +130,17 @@ class _Tracer:
         self.findings = []
         self.visited = set()
         self.project = project  # sibling modules, for dataset classes imported from them
+        #: the file of ``facts`` when they are another module's than the loader's: what
+        #: is found there is reported at the loader argument, naming that file's line
+        self.elsewhere = None
+
+    def _beside(self, home):
+        """A tracer of the module ``home`` (where a function the loader's module imports
+        is defined) that reports into this one's findings."""
+        tracer = _Tracer(home, self.method, self.top, self.role, self.project)
+        tracer.findings, tracer.visited, tracer.elsewhere = \
+            self.findings, self.visited, home.filename
+        return tracer
 
     def trace(self, expr, scope, role, depth):
         if depth > _MAX_DEPTH or id(expr) in self.visited:
@@ -156,12 +168,13 @@ class _Tracer:
 
     def _lambda(self, node, role, elsewhere=None):
         """Report at the lambda, or at the loader argument when it lies in another file."""
-        at = node
+        at, role = node, _role_text(role)
+        elsewhere = elsewhere or self.elsewhere
         if elsewhere is not None:
             role = "%s (%s:%d)" % (role, os.path.basename(elsewhere), node.lineno)
             at = self.top
         code = code_for("pickle_kind", "lambda")
-        text = RULES[code].message.format(role=_role_text(role), method=self.method)
+        text = RULES[code].message.format(role=role, method=self.method)
         self.findings.append(Finding(at.lineno, at.col_offset, code, text))
 
     def _binding(self, binding, role, depth):
@@ -245,6 +258,9 @@ class _Tracer:
                 kind=kind, name=name, where=where, role=role, fix=fix)
         else:
             return
+        if self.elsewhere is not None:  # make_dataset() of a module beside: its class
+            text = text.replace(role, "%s (%s:%d)" % (
+                role, os.path.basename(self.elsewhere), binding.value.lineno), 1)
         line, col = top.lineno, top.col_offset
         if binding.place == NOTEBOOK:
             line, col = _name_at(binding.value)
@@ -272,6 +288,7 @@ class _Tracer:
             self._made_by(func, scope, role, depth)
         if qualname and "." in qualname:
             self._imported_class(qualname, depth)
+            self._imported_returns(call, scope, role, depth)
         if isinstance(func, ast.Attribute) and func.attr in _EAGER_METHODS \
                 and not _is_stage(qualname):  # wds.map(fn): a pipeline stage keeps fn
             if not _is_datapipe(func.value, scope, facts):
@@ -288,13 +305,23 @@ class _Tracer:
         defines in its body, reported at the loader argument."""
         for function, home in functions_called(factory.func, scope, self.facts):
             fn_scope = home.scopes.get(function)
-            if home is not self.facts or fn_scope is None:
+            if fn_scope is None:
                 continue
+            tracer = self if home is self.facts else self._beside(home)
             for value in _returned(function):  # an instance of a class, not a call's result
                 if isinstance(value, ast.Name):
-                    for binding in self.facts.lookup(value.id, fn_scope):
+                    for binding in home.lookup(value.id, fn_scope):
                         if isinstance(binding.value, ast.ClassDef):
-                            self._binding(binding, role, depth + 1)
+                            tracer._binding(binding, role, depth + 1)
+
+    def _imported_returns(self, call, scope, role, depth):
+        """``DataLoader(make_pipeline(urls))`` with ``make_pipeline`` in a module beside:
+        what it returns is traced there and reported at the loader argument."""
+        if self.project is None or depth > _MAX_DEPTH:
+            return
+        for function, home in functions_called(call.func, scope, self.facts):
+            if home is not self.facts:
+                self._beside(home)._returns(function, role, depth + 1)
 
     def _returns(self, function, role, depth):
         """What a function of this module returns travels where its call's value goes:

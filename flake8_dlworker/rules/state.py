@@ -11,6 +11,8 @@ import os
 from flake8_dlworker.analysis import datasets
 from flake8_dlworker.analysis.flow import returned_values
 from flake8_dlworker.analysis.loaders import argument, forces_fork, literal, value_of
+from flake8_dlworker.analysis.module import MODULE
+from flake8_dlworker.analysis.project import named_by_loader_modules, worker_loader_sites
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.handles import HANDLES as KNOWN
 from flake8_dlworker.rules import Finding
@@ -43,7 +45,48 @@ _SEEDING = frozenset(("manual_seed",))
 
 
 def findings(scan):
-    return check(scan.workers, scan.facts, scan.start_method, scan.project)
+    found = list(check(scan.workers, scan.facts, scan.start_method, scan.project))
+    if not scan.notebook:
+        found.extend(handed_elsewhere(scan.facts, scan.start_method, found))
+    return found
+
+
+def handed_elsewhere(facts, method, reported=()):
+    """DLW108 in the dataset's own module, at the line that keeps the handle, for a class
+    that another module of the project hands to a loader with workers
+    (analysis/project.py): the file where the code must change."""
+    classes = {}
+    for name, bindings in facts.module.bindings.items():
+        for binding in bindings:
+            if isinstance(binding.value, ast.ClassDef) and binding.place == MODULE:
+                classes.setdefault(name, []).append(binding.value)
+    if not classes:
+        return
+    # cheap first: a class some loader module names, then one that keeps a handle, and
+    # only then the analysis of the modules that may hand it to workers
+    kept = {}
+    for name in named_by_loader_modules(facts.filename, classes):
+        for node in classes[name]:
+            dataset = datasets.DatasetClass(node, None, None, facts)
+            if any(True for fork in (False, True) for _found in _handles(dataset, fork)):
+                kept.setdefault(name, []).append(node)
+    if not kept:
+        return
+    sites = worker_loader_sites(facts.filename, kept)
+    seen = {(f.line, f.col, f.code) for f in reported}
+    for name, loaders in sorted(sites.items()):
+        fork = method == "fork" or all(forced for _path, _line, forced in loaders)
+        path, line, _forced = min(loaders)
+        where = "handed to DataLoader workers at %s:%d" % (
+            os.path.relpath(path, os.path.dirname(os.path.realpath(facts.filename))), line)
+        for node in kept[name]:
+            for code, value, words in _handles(datasets.DatasetClass(node, None, None, facts),
+                                               fork):
+                if (value.lineno, value.col_offset, code) in seen:
+                    continue
+                seen.add((value.lineno, value.col_offset, code))
+                words["where"] = where
+                yield Finding(value.lineno, value.col_offset, code, _message(code, words))
 
 
 def check(loaders, facts, method, project=None):

@@ -1,0 +1,344 @@
+"""Reach across a project's modules, with real flake8 on real files: a finding lands in
+the file where the code must change (a handle kept by a dataset class is reported in
+the class's own module when any module hands the class to a loader with workers), and
+loaders, datasets and pipelines are followed through ``sys.path`` additions, module
+hops, factories and conditional expressions. Each pattern has a clean twin."""
+import re
+import subprocess
+import sys
+import textwrap
+
+LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DLW\d{3}) (?P<text>.*)$")
+
+H5_DATASET = """\
+    import h5py
+    from torch.utils.data import Dataset
+
+
+    class Frames(Dataset):
+        def __init__(self, path):
+            self.file = h5py.File(path, "r")
+
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return self.file["x"][i]
+
+
+    class LazyFrames(Dataset):
+        def __init__(self, path):
+            self.path = path
+            self.file = None
+
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            if self.file is None:
+                self.file = h5py.File(self.path, "r")
+            return self.file["x"][i]
+"""
+
+
+def write(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def flake8(root, *options):
+    """{(relative path, line, col, code)} and the messages of one flake8 run over the
+    whole folder, from inside it."""
+    out = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DLW",
+                          *options, "."], cwd=root, capture_output=True, text=True)
+    assert out.returncode in (0, 1) and out.stderr == "", out.stderr
+    found, texts = set(), {}
+    for line in out.stdout.splitlines():
+        match = LINE.match(line)
+        assert match, line
+        key = (match["path"][2:], int(match["line"]), int(match["col"]), match["code"])
+        found.add(key)
+        texts[key] = match["text"]
+    return found, texts
+
+
+def test_a_handle_is_reported_in_the_dataset_module_a_script_imports(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "data/__init__.py": "",
+        "data/frames.py": H5_DATASET,
+        "train.py": """\
+            from torch.utils.data import DataLoader
+            from data.frames import Frames, LazyFrames
+
+            if __name__ == "__main__":
+                for batch in DataLoader(Frames("x.h5"), num_workers=4 if True else 0):
+                    print(batch)
+                for batch in DataLoader(LazyFrames("x.h5"), num_workers=4):
+                    print(batch)
+        """})
+    found, texts = flake8(tmp_path)
+    assert found == {("data/frames.py", 7, 21, "DLW108"), ("train.py", 5, 29, "DLW108")}
+    assert "holds an h5py.File, handed to DataLoader workers at ../train.py:5," in \
+        texts[("data/frames.py", 7, 21, "DLW108")]
+
+
+def test_no_handle_is_reported_for_a_class_no_module_gives_to_workers(tmp_path):
+    """Clean twins: the class is read without workers, through a loader that only forks
+    (an h5py file is still unsafe there: reported), or by no loader at all."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "data/__init__.py": "",
+        "data/frames.py": H5_DATASET,
+        "data/logs.py": """\
+            from torch.utils.data import Dataset
+
+
+            class Lines(Dataset):
+                def __init__(self, path):
+                    self.file = open(path)
+
+                def __len__(self):
+                    return 4
+
+                def __getitem__(self, i):
+                    return self.file.readline()
+        """,
+        "evaluate.py": """\
+            from torch.utils.data import DataLoader
+            from data.frames import Frames
+            from data.logs import Lines
+
+            if __name__ == "__main__":
+                print(list(DataLoader(Frames("x.h5"), num_workers=0)))
+                print(list(DataLoader(Lines("x.txt"), num_workers=2,
+                                      multiprocessing_context="fork")))
+        """})
+    assert flake8(tmp_path)[0] == set()
+
+
+def test_a_handle_is_reported_where_the_folder_a_script_puts_on_sys_path_holds_it(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "lib/frames.py": H5_DATASET,
+        "scripts/train.py": """\
+            import os
+            import sys
+
+            sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+            from torch.utils.data import DataLoader  # noqa: E402
+            from frames import Frames  # noqa: E402
+
+            if __name__ == "__main__":
+                loader = DataLoader(Frames("x.h5"), num_workers=2)
+                print(list(loader))
+        """,
+        "scripts/evaluate.py": """\
+            import sys
+            from pathlib import Path
+
+            sys.path.append(str(Path(__file__).resolve().parent.parent / "lib"))
+            from torch.utils.data import DataLoader  # noqa: E402
+            from frames import LazyFrames  # noqa: E402
+
+            if __name__ == "__main__":
+                print(list(DataLoader(LazyFrames("x.h5"), num_workers=2)))
+        """})
+    assert flake8(tmp_path)[0] == {("lib/frames.py", 7, 21, "DLW108"),
+                                   ("scripts/train.py", 9, 25, "DLW108")}
+
+
+def test_an_unrelated_folder_on_sys_path_is_not_followed(tmp_path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "lib/frames.py": H5_DATASET,
+        "train.py": """\
+            import sys
+
+            sys.path.insert(0, sys.argv[1])
+            from torch.utils.data import DataLoader  # noqa: E402
+            from frames import Frames  # noqa: E402
+
+            if __name__ == "__main__":
+                print(list(DataLoader(Frames("x.h5"), num_workers=2)))
+        """})
+    assert flake8(tmp_path)[0] == set()
+
+
+LOADER_MODULES = {
+    "data/__init__.py": "",
+    "data/data_loader.py": """\
+        def CreateDataLoader(opt):
+            from data.custom_loader import CustomDatasetDataLoader
+
+            data_loader = CustomDatasetDataLoader()
+            data_loader.initialize(opt)
+            return data_loader
+    """,
+    "data/custom_loader.py": """\
+        import torch.utils.data
+
+
+        class CustomDatasetDataLoader:
+            def initialize(self, opt):
+                self.dataset = list(range(8))
+                self.dataloader = torch.utils.data.DataLoader(
+                    self.dataset, batch_size=2, num_workers=int(opt.threads))
+
+            def load_data(self):
+                return self.dataloader
+    """}
+
+
+def test_a_loader_built_two_modules_away_is_followed_to_the_unguarded_loop(tmp_path):
+    write(tmp_path, dict(LOADER_MODULES, **{"train.py": """\
+        from data.data_loader import CreateDataLoader
+        from options import opt
+
+        data_loader = CreateDataLoader(opt)
+        dataset = data_loader.load_data()
+        for i, data in enumerate(dataset):
+            print(i)
+    """, "test.py": """\
+        from data.data_loader import CreateDataLoader
+        from options import opt
+
+        if __name__ == "__main__":
+            for i, data in enumerate(CreateDataLoader(opt).load_data()):
+                print(i)
+    """}))
+    assert flake8(tmp_path)[0] == {("train.py", 6, 1, "DLW101")}
+
+
+def test_a_loader_chosen_by_a_conditional_expression(tmp_path):
+    write(tmp_path, {"train.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        data = TensorDataset(torch.arange(8.0))
+        training = True
+        loader = data if not training else DataLoader(data, num_workers=2)
+        for batch in enumerate(loader if training else data):
+            print(batch)
+    """, "clean.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        data = TensorDataset(torch.arange(8.0))
+        training = True
+        loader = data if not training else DataLoader(data, num_workers=0)
+        for batch in enumerate(loader if training else data):
+            print(batch)
+    """})
+    assert flake8(tmp_path)[0] == {("train.py", 7, 1, "DLW101")}
+
+
+FACTORIES = {
+    "factories.py": """\
+        import webdataset as wds
+        from torch.utils.data import Dataset
+
+
+        def make_dataset(n):
+            class Squares(Dataset):
+                def __len__(self):
+                    return n
+
+                def __getitem__(self, i):
+                    return i * i
+
+            return Squares
+
+
+        def pipeline(urls):
+            stages = [wds.SimpleShardList(urls), wds.tarfile_to_samples(),
+                      wds.map(lambda sample: sample["x"])]
+            return wds.DataPipeline(*stages)
+
+
+        def chained(urls):
+            return wds.WebDataset(urls).map(lambda sample: sample["x"])
+
+
+        def clean_pipeline(urls):
+            return wds.DataPipeline(wds.SimpleShardList(urls), wds.map(first))
+
+
+        def first(sample):
+            return sample["x"]
+    """}
+
+
+def test_factories_and_pipelines_of_a_module_beside_are_followed(tmp_path):
+    write(tmp_path, dict(FACTORIES, **{"train.py": """\
+        from torch.utils.data import DataLoader
+        from factories import chained, make_dataset, pipeline
+
+        if __name__ == "__main__":
+            print(list(DataLoader(make_dataset(8)(), num_workers=2)))
+            print(list(DataLoader(pipeline("a.tar"), num_workers=2)))
+            print(list(DataLoader(chained("a.tar"), num_workers=2)))
+    """}))
+    found, texts = flake8(tmp_path)
+    assert found == {("train.py", 5, 27, "DLW103"), ("train.py", 6, 27, "DLW102"),
+                     ("train.py", 7, 27, "DLW102")}
+    assert "class 'Squares' defined inside make_dataset() reaches a worker as part of the " \
+        "dataset (factories.py:6)" in texts[("train.py", 5, 27, "DLW103")]
+    assert texts[("train.py", 6, 27, "DLW102")].startswith(
+        "lambda passed as part of the dataset (factories.py:18) ")
+
+
+def test_factories_and_pipelines_of_a_module_beside_clean_twins(tmp_path):
+    """A module-level function in the pipeline, and the factory's class read without
+    workers."""
+    write(tmp_path, dict(FACTORIES, **{"train.py": """\
+        from torch.utils.data import DataLoader
+        from factories import clean_pipeline, make_dataset
+
+        if __name__ == "__main__":
+            print(list(DataLoader(make_dataset(8)(), num_workers=0)))
+            print(list(DataLoader(clean_pipeline("a.tar"), num_workers=2)))
+    """}))
+    assert flake8(tmp_path)[0] == set()
+
+
+def test_a_factory_returning_a_nested_dataset_class_in_one_module(tmp_path):
+    write(tmp_path, {"train.py": """\
+        from torch.utils.data import DataLoader, Dataset
+
+
+        def get_dataset(n):
+            class Squares(Dataset):
+                def __len__(self):
+                    return n
+
+                def __getitem__(self, i):
+                    return i * i
+
+            return Squares()
+
+
+        if __name__ == "__main__":
+            print(list(DataLoader(get_dataset(8), num_workers=2)))
+            print(list(DataLoader(get_dataset(8), num_workers=0)))
+    """})
+    assert flake8(tmp_path)[0] == {("train.py", 16, 27, "DLW103")}
+
+
+def test_a_folder_without_a_project_marker_is_read_into_its_packages_only(tmp_path):
+    """No ``.git`` or ``pyproject.toml``: the dataset module's package is read from the
+    folder that holds it, and a folder of other scripts beside it is not walked."""
+    train = """\
+        from torch.utils.data import DataLoader
+        from data.frames import Frames
+
+        if __name__ == "__main__":
+            print(list(DataLoader(Frames("x.h5"), num_workers=2)))
+    """
+    write(tmp_path, {"data/__init__.py": "", "data/frames.py": H5_DATASET,
+                     "train.py": train, "other/train.py": train})
+    assert flake8(tmp_path / "data")[0] == {("frames.py", 7, 21, "DLW108")}
+    (tmp_path / "train.py").unlink()
+    assert flake8(tmp_path / "data")[0] == set()
