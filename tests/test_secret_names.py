@@ -94,15 +94,15 @@ def test_ordinary_names_stay_readable(monkeypatch):
 def test_a_dataset_change_names_no_secret_and_shows_no_secret_value():
     """The attributes of a persistent loader's dataset that the main process changed
     (doctor.agent.hooks, event dataset_changed) are named and shown by the same rule."""
-    from doctor.agent import hooks
+    from doctor.agent.attributes import attributes
 
     data = Holder()
     data.epoch, data.token = 0, "plain"
     setattr(data, HF, 1)
-    sent = hooks._attributes(data)
+    sent = attributes(data)
     data.epoch, data.token = 1, HF
     setattr(data, HF, 2)
-    now = hooks._attributes(data)
+    now = attributes(data)
     assert now["epoch"][2] == "1" and sent["epoch"][1] != now["epoch"][1]
     assert now["token"][2] is None  # the value looks like a key: compared, never shown
     assert HF not in attribute_label(HF, now[HF][0])
