@@ -13,6 +13,7 @@ defined elsewhere (which may set it: this module cannot tell).
 import ast
 
 from flake8_dlworker.analysis.loaders import argument, is_known, literal, positional, value_of
+from flake8_dlworker.analysis.scope import assigned_names, walk_scope
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
@@ -21,7 +22,6 @@ SAMPLERS = frozenset(("torch.utils.data.distributed.DistributedSampler",
                       "torch.utils.data.DistributedSampler"))
 #: DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
 _SHUFFLE_POSITION = 3
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _RANGES = ("range", "trange")
 
 
@@ -37,7 +37,7 @@ def check(loaders, facts):
         if facts.qualname(call.func, scope) not in SAMPLERS or not _shuffles(call, scope, facts):
             continue
         body = scope.node if scope.kind == "function" else facts.tree
-        statements = list(_walk(body))
+        statements = list(walk_scope(body))
         found = _unset_loop(call, scope, loaders, statements, facts)
         if found is not None and (call.lineno, call.col_offset) not in seen:
             seen.add((call.lineno, call.col_offset))
@@ -56,24 +56,6 @@ def _shuffles(call, scope, facts):
     return not is_known(value) or bool(value)
 
 
-def _walk(node):
-    """Every node below ``node`` in its own scope: nested definitions are not entered."""
-    for child in ast.iter_child_nodes(node):
-        yield child
-        if not isinstance(child, _NESTED):
-            yield from _walk(child)
-
-
-def _assigned_names(value, statements):
-    """The plain names ``value`` is assigned to among ``statements``."""
-    found = set()
-    for node in statements:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is value:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            found.update(t.id for t in targets if isinstance(t, ast.Name))
-    return found
-
-
 def _mentions(expr, node, names):
     """``expr`` is ``node`` itself, or a name of ``names``, or holds one of them."""
     return any(part is node or (isinstance(part, ast.Name) and part.id in names)
@@ -83,7 +65,7 @@ def _mentions(expr, node, names):
 def _unset_loop(sampler, scope, loaders, statements, facts):
     """(the epoch loop, how the sampler is named) where a loader given ``sampler``
     is iterated or passed on without a set_epoch call; None when there is none."""
-    sampler_names = _assigned_names(sampler, statements)
+    sampler_names = assigned_names(sampler, statements)
     # and the names of what wraps it: ``batches = BatchSampler(sampler, 4, False)``
     wrapping = set(sampler_names)
     for node in statements:
@@ -103,12 +85,12 @@ def _unset_loop(sampler, scope, loaders, statements, facts):
         return None
     loader_names = set()
     for call in given:
-        loader_names |= _assigned_names(call, statements)
+        loader_names |= assigned_names(call, statements)
     wanted = sampler_names | loader_names
     for loop in statements:
         if not _epoch_loop(loop):
             continue
-        body = [node for stmt in loop.body for node in [stmt] + list(_walk(stmt))]
+        body = [node for stmt in loop.body for node in [stmt] + list(walk_scope(stmt))]
         if not any((isinstance(node, ast.Name) and node.id in wanted)
                    or any(node is call for call in given) or node is sampler
                    for node in body):

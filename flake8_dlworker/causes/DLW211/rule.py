@@ -15,12 +15,12 @@ import ast
 
 from flake8_dlworker.analysis import datasets
 from flake8_dlworker.analysis.loaders import argument, is_known, literal, value_of
+from flake8_dlworker.analysis.scope import NESTED, assigned_names, walk_scope
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
 CODE = "DLW211"
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def findings(scan):
@@ -50,8 +50,8 @@ def check(loaders, facts, project=None):
 
 def _loader_findings(call, scope, facts, project):
     body = scope.node if scope.kind == "function" else facts.tree
-    statements = list(_walk(body))
-    names = _loader_names(call, statements)
+    statements = list(walk_scope(body))
+    names = assigned_names(call, statements)
     dataset = argument(call, "dataset")
     dataset_name = value_of(dataset).id if dataset is not None and isinstance(
         value_of(dataset), ast.Name) else None
@@ -71,29 +71,11 @@ def _loader_findings(call, scope, facts, project):
                                       attribute=shown[0], line=call.lineno))
 
 
-def _walk(node):
-    """Every node below ``node`` in its own scope: nested definitions are not entered."""
-    for child in ast.iter_child_nodes(node):
-        yield child
-        if not isinstance(child, _NESTED):
-            yield from _walk(child)
-
-
 def _walk_body(loop):
     for stmt in loop.body + loop.orelse:
         yield stmt
-        if not isinstance(stmt, _NESTED):
-            yield from _walk(stmt)
-
-
-def _loader_names(call, statements):
-    """The names the loader call is assigned to (``loader = DataLoader(...)``)."""
-    found = set()
-    for node in statements:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is call:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            found.update(t.id for t in targets if isinstance(t, ast.Name))
-    return found
+        if not isinstance(stmt, NESTED):
+            yield from walk_scope(stmt)
 
 
 def _iterates(loop, call, names):
