@@ -7,11 +7,11 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# one command, so that no framework in the dev extras can move the torch pin
+	@# one command, so that no framework in the dev extras can move the torch pin
 	$(BIN)/pip install -q torch==2.13.0 -e '.[dev]'
-	# byte-compiled once, as an installed package is: every run of the doctor, its agent
-	# and each worker import from the checkout (PYTHONDONTWRITEBYTECODE would otherwise
-	# have them compile it from source every time)
+	@# byte-compiled once, as an installed package is: every run of the doctor, its agent
+	@# and each worker import from the checkout (PYTHONDONTWRITEBYTECODE would otherwise
+	@# have them compile it from source every time)
 	$(BIN)/python -m compileall -q doctor flake8_dlworker > /dev/null
 	touch $@
 
