@@ -328,6 +328,8 @@ OWN_OUTPUT = {
     "dlw102_spawn_args.py": lambda out: sorted(out.splitlines()) == [
         "rank %d of 2 tensor([%s])" % (rank, batch) for rank in (0, 1)
         for batch in ("0., 1., 2., 3.", "4., 5., 6., 7.")],
+    # Lightning's ddp_spawn too: the ranks' state comes back to the main process
+    "dlw102_lightning_ddp_spawn.py": "finished True\n",
     "dlw103_spawn_worker.py": lambda out: sorted(out.splitlines()) == [
         "rank %d of 2 %s" % (rank, batch) for rank in (0, 1)
         for batch in ("[0.0, 1.0, 2.0, 3.0]", "[4.0, 5.0, 6.0, 7.0]")],

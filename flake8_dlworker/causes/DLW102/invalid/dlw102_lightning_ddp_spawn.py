@@ -29,6 +29,7 @@ def main():
                          logger=False, enable_checkpointing=False, enable_progress_bar=False,
                          enable_model_summary=False)
     trainer.fit(Model(), train_dataloaders=data)
+    print("finished", trainer.state.finished)
 
 
 if __name__ == "__main__":
