@@ -54,7 +54,8 @@ def _pinned_without_harm_here(output, host):
 def _same_order_every_epoch(output, host):
     """Each rank (or the one process) printed the same order for every epoch."""
     orders = {}
-    for rank, order in re.findall(r"^(?:rank (\d+) )?epoch \d+: (.+)$", output, re.M):
+    # ranks share one output: a line of one may land in the middle of another's
+    for rank, order in re.findall(r"(?:rank (\d+) )?epoch \d+: (\[[^\]]*\])", output):
         orders.setdefault(rank, []).append(order)
     return bool(orders) and all(len(seen) >= 2 and len(set(seen)) == 1
                                 for seen in orders.values())

@@ -1,5 +1,6 @@
 """Clean: torch.multiprocessing.spawn given a module-level function, and args that pickle
-by name (a functools.partial of a module-level function); each rank loads with workers."""
+by name (a functools.partial of a module-level function); each rank loads with a
+worker (one each: two ranks share the CPUs of one node)."""
 import functools
 
 import torch
@@ -12,7 +13,7 @@ def stack_scaled(batch, factor):
 
 
 def run(rank, world_size, collate):
-    loader = DataLoader(TensorDataset(torch.arange(8.0)), batch_size=4, num_workers=2,
+    loader = DataLoader(TensorDataset(torch.arange(8.0)), batch_size=4, num_workers=1,
                         collate_fn=collate)
     for batch in loader:
         print("rank", rank, "of", world_size, batch.tolist())
