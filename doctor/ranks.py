@@ -67,6 +67,7 @@ def attribute(ev, root):
         return  # a run that passed: no rank failed, none was ended because of another
     started = next((t for t, rank, _what in found if rank == root.rank), None)
     if started is not None and elsewhere(found):
+        root.elsewhere = several_nodes(ev)
         root.evidence.insert(0, "rank %d did not fail on its own: %s, what a rank shows when "
                                 "a peer failed first; no rank this run watched failed "
                                 "before it, so the root cause is in a rank %s" % (

@@ -315,6 +315,8 @@ def _label(ev, number, diag):
     if ev.source == "check":
         return "found statically"
     label = "root cause" if number == 0 and ev.outcome != "passed" else "also found"
+    if number == 0 and diag.elsewhere:
+        label = "followed another node's failure"
     return "%s, %s" % (label, diag.confidence)
 
 

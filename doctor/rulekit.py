@@ -92,6 +92,10 @@ class Diagnosis:
     #: ``explain node0.log node1.log`` (doctor.distributed); None otherwise
     rank: Optional[int] = None
     node: Optional[object] = None
+    #: in one node's run of a job of several: its ranks only showed what follows a
+    #: failure, and the root cause is another node's (doctor.ranks); not in the JSON,
+    #: whose ``evidence`` says it
+    elsewhere: bool = False
 
     @property
     def rule(self):

@@ -503,10 +503,12 @@ def _label(worker, event):
 
 
 def _ranks(events):
-    """Each rank's main process, and its uncaught exception (doctor.agent.startup)."""
+    """Each rank's main process, and its uncaught exception (doctor.agent.startup): a
+    rank from its start, or the script's process once it made itself one (Lightning's
+    ddp, ``rank_start``)."""
     found = {}
     for e in events:
-        if e.get("event") == "main_start" and e.get("rank") is not None:
+        if e.get("event") in ("main_start", "rank_start") and e.get("rank") is not None:
             found[e["pid"]] = {key: e.get(key) for key in ("pid", "rank", "local_rank",
                                                            "node", "nodes", "host")}
         elif e.get("event") == "uncaught" and e.get("pid") in found:

@@ -276,12 +276,17 @@ def test_lightning_ddp_makes_each_ranks_loader_as_it_does_without_the_doctor():
 
 def test_the_ranks_lightnings_ddp_starts_are_watched():
     """Lightning starts rank 1 by running the script again: the run's startup hook makes
-    it a rank (its label from LOCAL_RANK and NODE_RANK), its worker labelled with it;
-    rank 0 is the script's main process, watched as any script's."""
+    it a rank (its label from LOCAL_RANK and NODE_RANK), its worker labelled with it.
+    Rank 0 is the script's main process: it becomes rank 0 once it set those labels in
+    its own environment to start rank 1, so the loader Lightning re-makes in it and that
+    loader's worker carry rank 0; the loader the script made before is the script's."""
     evidence = recordings.load(DISTRIBUTED / "clean_lightning_ddp.py")["evidence"]
-    assert [(r["rank"], r["local_rank"], r["node"]) for r in evidence["ranks"]] == [(1, 1, 0)]
-    assert sorted(w["rank"] if w["rank"] is not None else -1
-                  for w in evidence["workers"]) == [-1, 1]
+    assert [(r["rank"], r["local_rank"], r["node"]) for r in evidence["ranks"]] == [
+        (0, 0, 0), (1, 1, 0)]
+    assert sorted(w["rank"] for w in evidence["workers"]) == [0, 1]
+    loaders = [(loader.get("rank"), loader["line"]) for loader in evidence["loaders"]]
+    assert loaders[0] == (None, 27) and sorted(
+        rank for rank, _line in loaders[1:] if rank is not None) == [0, 1, 1], loaders
 
 
 def test_a_lambda_lightnings_ddp_spawn_pickles_is_named_before_any_rank_starts():
@@ -370,6 +375,37 @@ def test_two_nodes_each_under_its_doctor_and_explain_on_both_logs(tmp_path):
     first = report["diagnoses"][0]
     assert (first["code"], first["rank"], first["node"]) == (
         "DLW201", 1, logs[failing]), report["diagnoses"]
+
+
+def test_a_node_whose_ranks_only_lost_their_peer_is_not_labelled_the_root_cause():
+    """One node's doctor of a two-node job: its rank raised only what a lost peer
+    causes and no worker failed. The diagnosis says, in its label and its first line of
+    evidence, that it followed another node's failure; the same evidence on one node is
+    a root cause (a rank killed without an error of its own)."""
+    from doctor.evidence import Evidence
+    from doctor.ranks import attribute
+    from doctor.report import Terminal
+    from doctor.rulekit import Diagnosis
+
+    def node_run(nodes):
+        ev = Evidence(outcome="crashed", exit_code=1, target=["train.py"], source="run",
+                      start_method="spawn")
+        ev.ranks = [{"pid": 10, "rank": 0, "local_rank": 0, "node": 0, "nodes": nodes,
+                     "failed_at": 5.0, "error": "RuntimeError: [../third_party/gloo/gloo/"
+                                                "transport/tcp/pair.cc:534] Connection "
+                                                "closed by peer [127.0.0.1]:29500"}]
+        diag = Diagnosis("DLW208", "possible", ["a collective lost its peer"],
+                         path="train.py", line=31)
+        attribute(ev, diag)
+        return diag, Terminal(colour=False).render(ev, [diag])
+
+    diag, text = node_run(nodes=2)
+    assert diag.elsewhere and "root cause is in a rank of another node" in diag.evidence[0]
+    assert "[followed another node's failure, possible]" in text, text
+    assert "root cause" not in text.split("\n  at ")[0], text
+    assert "elsewhere" not in diag.to_json()
+    diag, text = node_run(nodes=1)
+    assert not diag.elsewhere and "[root cause, possible]" in text, text
 
 
 # -- never a process left ---------------------------------------------------------------

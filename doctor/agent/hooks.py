@@ -43,18 +43,20 @@ _watched = {}         # pid -> (worker id, its multiprocessing.Process)
 _lock = threading.RLock()
 _watcher = None
 _rank_entry = None
+_on_loader = None
 
 
 class StopRun(SystemExit):
     """Raised from a loader's ``__next__`` once every loader delivered --max-batches."""
 
 
-def install(rank_entry=None):
+def install(rank_entry=None, on_loader=None):
     """Patch torch now if its DataLoader is loaded, else when it is imported;
     ``rank_entry(fn, index, *args)`` is what each rank that
-    ``torch.multiprocessing.start_processes`` starts runs in place of ``fn``."""
-    global _rank_entry
-    _rank_entry = rank_entry
+    ``torch.multiprocessing.start_processes`` starts runs in place of ``fn``;
+    ``on_loader()`` is called as each loader is made, before its event."""
+    global _rank_entry, _on_loader
+    _rank_entry, _on_loader = rank_entry, on_loader
     if "torch.utils.data.dataloader" in sys.modules:
         _patch(sys.modules["torch.utils.data.dataloader"])
         return
@@ -110,6 +112,8 @@ def _patch(dl):
     @functools.wraps(loader_init)
     def __init__(self, *args, **kwargs):
         loader_init(self, *args, **kwargs)
+        if _on_loader is not None:
+            _on_loader()
         site = _user_site()
         self._dlw_key = "%s:%d#%d.%d" % (site[0], site[1], os.getpid(), id(self))
         forced = None

@@ -12,7 +12,8 @@ A distributed run starts its ranks in two ways, and the doctor reaches them in t
   run's token. Only a process that a launcher made a rank (``LOCAL_RANK`` set), that
   no rank of the run started (its workers inherit the rank's label) and that
   multiprocessing did not start becomes a rank here. Lightning's rank 0 is the script's
-  main process, watched as any script is;
+  main process, watched as any script is: it becomes rank 0 (:func:`late_rank`) when
+  it has set the labels of a rank in its own environment, before it started the others;
 - ``torch.multiprocessing.start_processes`` (``mp.spawn``, Lightning's ``ddp_spawn``)
   in a hooked process: the hooks hand each rank :func:`spawned_rank` wrapped around the
   user's function, which pickles by reference, so the rank imports this module and
@@ -25,8 +26,8 @@ import sys
 import time
 import traceback
 
-from doctor.agent import OWN, RANK, START_METHOD, emit, own_start_method, set_rank_labels, \
-    stack_file
+from doctor.agent import OWN, RANK, START_METHOD, emit, own_start_method, rank_labels, \
+    set_rank_labels, stack_file
 from doctor.agent import hooks, unseen
 from flake8_dlworker import platforms
 
@@ -43,7 +44,7 @@ def become_main():
     dump_to = stack_file()
     if dump_to is not None:
         platforms.answer_stack_requests(dump_to)
-    hooks.install(rank_entry=spawned_rank)
+    hooks.install(rank_entry=spawned_rank, on_loader=late_rank)
     unseen.install()
     emit("main_start", start_method=method)
 
@@ -52,13 +53,34 @@ def start():
     """In an interpreter of a launcher's run: become a rank if this is one's main process."""
     if os.environ.get(RANK) or "LOCAL_RANK" not in os.environ:
         return  # a rank's own child (a worker, the resource tracker), or the launcher
+    become_rank(_labels_from_environment())
+    _watch_uncaught()
+
+
+def late_rank():
+    """Lightning's ddp: the script's own process sets ``LOCAL_RANK`` and ``NODE_RANK`` in
+    its environment as it starts the other ranks, and trains as rank 0 of its node. Its
+    loaders made from then on, their workers and its uncaught exception carry the label
+    (event ``rank_start``); what it did before was the script's, unlabelled."""
+    if (rank_labels() or "LOCAL_RANK" not in os.environ
+            or multiprocessing.parent_process() is not None):
+        return
+    set_rank_labels(_labels_from_environment())
+    emit("rank_start")
+    _watch_uncaught()
+
+
+def _labels_from_environment():
     rank, local_rank = _number("RANK"), _number("LOCAL_RANK")
     node = _number("GROUP_RANK")
     if rank is None:  # Lightning's ddp: LOCAL_RANK and NODE_RANK only
         node = _number("NODE_RANK")
         rank = local_rank if not node else None
-    become_rank({"rank": rank, "local_rank": local_rank, "node": node,
-                 "nodes": _number("GROUP_WORLD_SIZE"), "host": socket.gethostname()})
+    return {"rank": rank, "local_rank": local_rank, "node": node,
+            "nodes": _number("GROUP_WORLD_SIZE"), "host": socket.gethostname()}
+
+
+def _watch_uncaught():
     hook = sys.excepthook
 
     def excepthook(kind, value, tb):
