@@ -417,8 +417,39 @@ def readable_by_owner_bits(info):
 
 # -- host facts -------------------------------------------------------------------------
 
-def usable_cpus():
-    """CPUs this process may run on (its affinity mask where the OS has one)."""
+def usable_cpus(cgroup_root="/sys/fs/cgroup"):
+    """CPUs this process may run on: its affinity mask where the OS has one, fewer where
+    a cgroup's CPU quota allows less (a container's ``--cpus``, a Kubernetes limit)."""
+    mask = _affinity_cpus()
+    quota = cgroup_cpus(cgroup_root)
+    return min(mask, quota) if quota else mask
+
+
+#: (quota file, period file) of cgroup v2 ("max 100000" or "150000 100000" in one file),
+#: then of cgroup v1's cpu controller, whose "no quota" is -1
+_CPU_QUOTA = (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us"),
+              ("cpu,cpuacct/cpu.cfs_quota_us", "cpu,cpuacct/cpu.cfs_period_us"))
+
+
+def cgroup_cpus(root="/sys/fs/cgroup"):
+    """The CPUs a cgroup's quota gives (quota / period, rounded up), or None without one."""
+    for quota_file, period_file in _CPU_QUOTA:
+        try:
+            with open(os.path.join(root, quota_file)) as handle:
+                fields = handle.read().split()
+            if period_file is not None:
+                with open(os.path.join(root, period_file)) as handle:
+                    fields += handle.read().split()
+            quota, period = int(fields[0]), int(fields[1])
+        except (OSError, ValueError, IndexError):
+            continue  # "max": no quota; a file that is not there: another layout
+        if quota > 0 and period > 0:
+            return max(1, -(-quota // period))
+        return None
+    return None
+
+
+def _affinity_cpus():
     if _sched_getaffinity is not None:
         return len(_sched_getaffinity(0))
     try:

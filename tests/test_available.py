@@ -43,3 +43,21 @@ def test_without_a_cgroup_the_host_figure_stands(tmp_path):
     measured = available_bytes(str(tmp_path / "absent"))
     host = psutil.virtual_memory().available
     assert abs(measured - host) < 0.1 * host  # two readings of a moving figure
+
+
+def test_a_cgroup_cpu_quota_caps_the_usable_cpus(tmp_path):
+    """A container's --cpus 1.5 (cgroup v2 "150000 100000") gives 2 CPUs to plan
+    workers on, whatever the affinity mask says; v1's quota and period files the same;
+    "max" and v1's -1 are no quota."""
+    from flake8_dlworker.platforms import cgroup_cpus, usable_cpus
+
+    v2 = _cgroup(tmp_path / "v2", {"cpu.max": "150000 100000"})
+    assert cgroup_cpus(v2) == 2
+    assert usable_cpus(v2) == min(2, usable_cpus(str(tmp_path / "none")))
+    v1 = _cgroup(tmp_path / "v1", {"cpu/cpu.cfs_quota_us": "50000",
+                                   "cpu/cpu.cfs_period_us": "100000"})
+    assert cgroup_cpus(v1) == 1 and usable_cpus(v1) == 1
+    assert cgroup_cpus(_cgroup(tmp_path / "max", {"cpu.max": "max 100000"})) is None
+    assert cgroup_cpus(_cgroup(tmp_path / "v1none", {"cpu/cpu.cfs_quota_us": "-1",
+                                                     "cpu/cpu.cfs_period_us": "100000"})) is None
+    assert cgroup_cpus(str(tmp_path / "none")) is None

@@ -62,7 +62,8 @@ def rank_workers(ev):
 
 def _ranks_total(ev):
     """Two or more ranks of one node whose workers, together, outnumber its usable CPUs
-    (``ev.host["cpus"]``: the affinity mask the ranks inherit)."""
+    (``ev.host["cpus"]``: the affinity mask the ranks inherit, capped by a cgroup CPU
+    quota)."""
     cpus = ev.host.get("cpus")
     if not cpus:
         return None
