@@ -141,8 +141,13 @@ def test_a_decorator_that_returns_a_bare_wrapper_is_dlw103_and_wraps_makes_it_pi
 
         """) + loaders + "\n")
     first = len(DECORATORS.splitlines()) + 6
-    found = _codes(flake8(script))
+    out = flake8(script)
+    found = _codes(out)
     assert found == [(first, "DLW103"), (first + 1, "DLW103")], found
+    # the wrapper cannot be moved to module level: the message gives the fix that works
+    lines = out.splitlines()
+    assert lines[0].endswith("decorate it with @functools.wraps(fn) in bare()"), lines
+    assert lines[1].endswith("decorate it with @functools.wraps(fn) in decorator()"), lines
     sibling = tmp_path / "train_beside.py"  # the decorators imported from a module beside
     sibling.write_text(textwrap.dedent("""\
         from torch.utils.data import DataLoader

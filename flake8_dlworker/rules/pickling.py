@@ -204,6 +204,11 @@ class _Tracer:
             text = RULES["DLW103"].message.format(
                 kind="function", name=wrapper.name, scope=decorator.name,
                 role=_role_text(self.role), method=self.method)
+            # the wrapper cannot move out of its decorator: it pickles by the decorated
+            # function's name once functools.wraps gives it that name
+            wrapped = decorator.args.args[0].arg if decorator.args.args else "func"
+            text = text.replace("define it at module level", "decorate it with "
+                                "@functools.wraps(%s) in %s()" % (wrapped, decorator.name))
             self.findings.append(Finding(self.top.lineno, self.top.col_offset, "DLW103", text))
 
     def _parameter(self, binding, role, depth):
