@@ -92,7 +92,10 @@ def root_entry(ev):
     roots = [e for e in ev.hints.get("elastic") or [] if e.get("root") and "rank" in e]
     if not roots:
         return None
-    return min(roots, key=lambda e: e.get("time") or "")
+    from doctor.logparse import chronological  # a log's reader: a run's ranks need none
+
+    key = chronological([e.get("time") for e in roots])
+    return min(roots, key=lambda e: key(e.get("time")))
 
 
 def _of_entry(crash, entry):
@@ -157,7 +160,10 @@ def _earliest(items):
     """The first of (crash, diagnoses) in time when each crash's time is printed (and
     they are several), else the first in log order; None for none."""
     if len(items) > 1 and all(c.get("time") for c, _ in items):
-        return min(items, key=lambda x: x[0]["time"])
+        from doctor.logparse import chronological
+
+        key = chronological([c["time"] for c, _ in items])
+        return min(items, key=lambda x: key(x[0]["time"]))
     return items[0] if items else None
 
 

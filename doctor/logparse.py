@@ -200,6 +200,18 @@ def when(text):
     return None
 
 
+def chronological(times):
+    """A sort key for times of :func:`when` (``MM-DD HH:MM:SS``, no year) that puts a
+    January after a December among ``times``: a job that ran over New Year."""
+    months = {t[:2] for t in times if t}
+    over_new_year = "12" in months and "01" in months
+
+    def key(time):
+        time = time or ""
+        return ("1" if over_new_year and time[:2] in ("01", "02", "03") else "0") + time
+    return key
+
+
 def clean_parts(raw):
     """One physical log line -> the lines as the program printed them: no colour,
     no NUL bytes, no rank or timestamp prefix, each carriage-return rewrite its own

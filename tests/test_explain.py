@@ -488,3 +488,19 @@ def test_real_torchrun_output(tmp_path):
     root = json.loads(result.stdout)["diagnoses"][0]
     assert (root["code"], root["rank"], root["path"]) == ("DLW201", 1, script), root
     assert any("ChildFailedError" in e for e in root["evidence"]), root["evidence"]
+
+
+def test_the_first_failure_by_time_is_found_over_new_year():
+    """glog and logging stamps print no year: a rank that failed at 23:59 on 31
+    December failed before one that failed at 00:01 on 1 January, the next year."""
+    from doctor.distributed import _earliest
+    from doctor.logparse import chronological, when
+
+    late = when("E1231 23:59:58.100000 7 torch/utils/data/dataloader.py:1] ")
+    early = when("E0101 00:00:01.000000 7 torch/utils/data/dataloader.py:1] ")
+    assert (late, early) == ("12-31 23:59:58.100000", "01-01 00:00:01.000000")
+    assert sorted([early, late], key=chronological([early, late])) == [late, early]
+    rank0, rank1 = {"time": early, "rank": 0}, {"time": late, "rank": 1}
+    assert _earliest([(rank0, ["a"]), (rank1, ["b"])])[0] is rank1
+    within = [when("E0301 10:00:00.0 7 x.py:1] "), when("E0228 09:00:00.0 7 x.py:1] ")]
+    assert sorted(within, key=chronological(within)) == within[::-1]
