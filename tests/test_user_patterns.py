@@ -310,3 +310,66 @@ def test_webdataset_stage_lists_keep_their_functions(tmp_path, first, second, re
     script = tmp_path / "train.py"
     script.write_text(WEBDATASET_STAGES.format(first=first, second=second))
     assert _codes(flake8(script)) == reported
+
+
+GUARDED_READS = textwrap.dedent("""\
+    import numpy
+    from torch.utils.data import DataLoader, Dataset
+
+    table = {}
+
+
+    def collate(batch):
+        return [helper(b) for b in batch]
+
+
+    def helper(b):
+        return b * args.scale
+
+
+    class Words(Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            x = [c for c in "abc"]
+
+            def inner():
+                w = 1
+                return w
+            return self.encode(x) + [table.get(c) for c in x] + [inner()]
+
+        def encode(self, x):
+            return [np.float32(len(x))]
+
+        def describe(self):
+            return summary
+
+
+    if __name__ == "__main__":
+        import numpy as np
+        args = object()
+        table = {"a": 1}
+        summary = "only the main process reads it"
+        c = w = x = 3
+        DataLoader(Words(), num_workers=2)
+        DataLoader([1], num_workers=2, collate_fn=collate)
+        DataLoader(Words(), num_workers=0)
+    """)
+
+
+def test_names_worker_code_reads_that_only_the_guard_binds(tmp_path):
+    """DLW104 where the guard binds a name that code run in a worker reads: a module
+    imported under the guard (read by a method __getitem__ calls), the parsed arguments
+    (read by a function the collate_fn calls). Not a name the module binds outside the
+    guard too (``table``), a comprehension's, a nested function's or a local variable
+    (``c``, ``w``, ``x``), nor a method no worker runs (``describe``)."""
+    script = tmp_path / "train.py"
+    script.write_text(GUARDED_READS)
+    out = flake8(script)
+    assert _codes(out) == [(35, "DLW104"), (36, "DLW104")], out
+    assert "module 'np' defined inside the __main__ guard reaches a worker as a name " \
+           "Words.encode() reads" in out
+    assert "global 'args' defined inside the __main__ guard reaches a worker as a name " \
+           "helper() reads" in out
+    assert flake8(script, "--dlw-start-method", "fork") == ""

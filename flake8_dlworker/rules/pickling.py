@@ -17,7 +17,8 @@ from flake8_dlworker.analysis.flow import default_for_parameter, unpacked_keywor
 from flake8_dlworker.analysis.values import argument_for_parameter, functions_called
 from flake8_dlworker.analysis.loaders import (
     SENT_TO_WORKERS, forces_fork, is_dataloader_call, may_have_workers, sent_to_workers)
-from flake8_dlworker.analysis.module import GUARD, LOCAL, MAIN_FILE, NOTEBOOK
+from flake8_dlworker.analysis.guarded import first_guarded_store, guarded_reads
+from flake8_dlworker.analysis.module import GUARD, LOCAL, MAIN_FILE, MODULE, NOTEBOOK
 from flake8_dlworker.analysis.names import PARTIAL
 from flake8_dlworker.analysis.processes import pickled_callables
 from flake8_dlworker.catalog import RULES, code_for
@@ -252,6 +253,8 @@ class _Tracer:
         """Report a definition that a worker cannot import, at the loader argument."""
         top = self.top
         role = _role_text(self.role)
+        if binding.place == MODULE and self.elsewhere is None:
+            self._guarded_reads(binding.value)
         if binding.place == LOCAL:
             code = code_for("pickle_kind", "local")
             text = RULES[code].message.format(
@@ -270,6 +273,31 @@ class _Tracer:
         if binding.place == NOTEBOOK:
             line, col = _name_at(binding.value)
         self.findings.append(Finding(line, col, code, text))
+
+    def _guarded_reads(self, definition):
+        """A module-level function or class whose code, run in a worker, reads a global
+        that only the ``__main__`` guard binds: reported where the guard binds it (the
+        line to move above the guard)."""
+        key = ("guarded", id(definition))
+        if key in self.visited or self.facts.is_main_file:
+            return
+        self.visited.add(key)
+        code = code_for("pickle_kind", "main")
+        where, fix = _DEFINED_IN[GUARD]
+        for name, _read, reader in guarded_reads(definition, self.facts):
+            store = first_guarded_store(self.facts.tree, name)
+            if store is None:
+                continue
+            kind = ("function" if isinstance(store, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    else "class" if isinstance(store, ast.ClassDef)
+                    else "module" if isinstance(store, (ast.Import, ast.ImportFrom))
+                    else "global")
+            text = RULES[code].message.format(
+                kind=kind, name=name, where=where, role="a name %s() reads" % reader,
+                fix=fix)
+            line, col = (_name_at(store) if kind in ("function", "class")
+                         else (store.lineno, store.col_offset))
+            self.findings.append(Finding(line, col, code, text))
 
     def _call(self, call, scope, role, depth):
         facts = self.facts

@@ -1,0 +1,42 @@
+"""DLW104: a name the code a worker runs reads, bound only inside the ``__main__`` guard.
+
+The doctor's runtime rule(s) of the cause: ``@rule(order=N)`` places each among
+every cause's rules (doctor.diagnose tries them in that order). A definition of the
+guard that a worker must unpickle fails with "Can't get attribute" (the shared pickling
+rule reads it); a global that the worker's code reads fails later, in the worker, with
+``NameError``, which would otherwise read as an error of the user's code (DLW205).
+"""
+import re
+
+from doctor.rulekit import Diagnosis, finding_text, rule, user_frame
+
+CODE = "DLW104"
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
+
+
+@rule(order=125)
+def dlw104_guarded_name(ev):
+    """A worker's ``NameError`` for a name that the checker found bound only in the
+    script's guard and read by code that runs in the worker."""
+    for exc in ev.all_exceptions():
+        if exc.process == "main" or not exc.type.endswith("NameError"):
+            continue
+        missing = _NOT_DEFINED.search(exc.message)
+        if missing is None:
+            continue
+        finding = next((f for f in ev.static if f["code"] == CODE and (
+            " '%s' defined inside the __main__ guard reaches a worker as a name "
+            % missing.group(1)) in f["text"]), None)
+        if finding is None:
+            continue
+        diag = Diagnosis(CODE, "certain", ["%s raised %s" % (exc.process, exc.last_line())])
+        frame = user_frame(exc)
+        if frame is not None:
+            diag.evidence.append("raised at %s:%d in %s, which the worker runs" % (
+                frame.path, frame.line, frame.func))
+        diag.evidence.append("the worker re-imported the script as __mp_main__, which skips "
+                             "the __main__ guard, where %r is bound" % missing.group(1))
+        diag.evidence.append(finding_text(finding))
+        diag.path, diag.line = finding["path"], finding["line"]
+        return diag
+    return None
