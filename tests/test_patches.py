@@ -323,6 +323,7 @@ OWN_OUTPUT = {
     "dlw106_set_defaults.py": "6.0\n22.0\n38.0\n54.0\n",
     "dlw106_prefetch_argument.py": "6.0\n22.0\n38.0\n54.0\n",
     "dlw106_config_dataclass.py": "28.0\n92.0\n",
+    "dlw106_datamodule_default.py": "6.0\n22.0\n38.0\n54.0\n",
     # mp.spawn spawns its ranks whatever the start method (nothing to record under
     # fork): what the fixed script prints, each rank's lines in its own order
     "dlw102_spawn_args.py": lambda out: sorted(out.splitlines()) == [

@@ -373,3 +373,38 @@ def test_names_worker_code_reads_that_only_the_guard_binds(tmp_path):
     assert "global 'args' defined inside the __main__ guard reaches a worker as a name " \
            "helper() reads" in out
     assert flake8(script, "--dlw-start-method", "fork") == ""
+
+
+DATAMODULE = textwrap.dedent("""\
+    from torch.utils.data import DataLoader
+
+
+    class Data:
+        def __init__(self, batch_size=4, num_workers=0):
+            self.batch_size = batch_size
+            self.num_workers = num_workers
+
+        def train_dataloader(self):
+            return DataLoader(range(8), batch_size=self.batch_size,
+                              num_workers=self.num_workers, persistent_workers=True)
+
+
+    if __name__ == "__main__":
+        for batch in Data(%s).train_dataloader():
+            print(batch)
+    """)
+
+
+@pytest.mark.parametrize("args, found", [
+    ("", [(11, "DLW106")]), ("8", [(11, "DLW106")]), ("num_workers=0", [(11, "DLW106")]),
+    ("num_workers=2", []), ("4, 2", []), ("**config", [])])
+def test_a_class_default_of_0_workers_is_dlw106_unless_a_call_gives_more(
+        tmp_path, args, found):
+    """``num_workers=self.num_workers`` kept from ``__init__``'s default of 0: DLW106
+    when every call of the class in the module leaves it at 0; not when one passes
+    another count, or an unknown one."""
+    script = tmp_path / "train.py"
+    script.write_text(DATAMODULE % args)
+    out = flake8(script)
+    assert _codes(out) == found, out
+    assert not found or "with the class's default (Data(num_workers=0))" in out

@@ -4,9 +4,10 @@ form)."""
 import ast
 
 from flake8_dlworker.analysis import frameworks
-from flake8_dlworker.analysis.flow import unpacked_keywords
+from flake8_dlworker.analysis.flow import default_for_parameter, unpacked_keywords
 from flake8_dlworker.analysis.loaders import (
     UNKNOWN, argument, has_unknown_arguments, is_known, literal, literal_int, value_of)
+from flake8_dlworker.analysis.values import argument_for_parameter
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.rules import Finding
 
@@ -92,7 +93,50 @@ def _workers(given, call, call_scope, facts):
     if default is not None:
         flag, value = default
         return value, " with the default arguments (%s defaults to %r)" % (flag, value)
+    default = _attribute_default(expr, scope, facts)
+    if default is not None:
+        made, value = default
+        return value, " with the class's default (%s)" % made
     return None, ""
+
+
+def _attribute_default(expr, scope, facts):
+    """``num_workers=self.num_workers`` in a method of a class (a Lightning DataModule)
+    whose ``__init__`` keeps a parameter's int default, ``self.num_workers =
+    num_workers`` (or the int itself): (``DM(num_workers=0)``, 0), when no call of the
+    class in the module gives that parameter another value; else None."""
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)
+            and expr.value.id == "self" and scope.cls is not None):
+        return None
+    cls = scope.cls
+    class_scope = facts.scopes.get(cls)
+    init = class_scope.methods.get("__init__") if class_scope is not None else None
+    if init is None:
+        return None
+    kept = [value for attr, value in init.self_assigns if attr == expr.attr]
+    if len(kept) != 1:
+        return None
+    value, param = kept[0], None
+    if isinstance(value, ast.Name):
+        param, value = value.id, default_for_parameter(init.node, value.id)
+        if value is None or not any(a.arg == param for a in init.node.args.args
+                                    + init.node.args.kwonlyargs):
+            return None
+    count = literal_int(value, init, facts)
+    if count is None:
+        return None
+    for call, _call_scope, _owner in facts.calls if param is not None else ():
+        if not (isinstance(call.func, ast.Name) and call.func.id == cls.name):
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                kw.arg is None for kw in call.keywords):
+            return None  # DM(*args) / DM(**config): the count is not known
+        given = argument_for_parameter(call, init.node, param, True)
+        if given is not None and literal_int(given, _call_scope, facts) != count:
+            return None
+    shown = "%s(%s=%d)" % (cls.name, param, count) if param else "%s.%s = %d" % (
+        cls.name, expr.attr, count)
+    return shown, count
 
 
 def _all_unpacked_known(call, scope, facts):
