@@ -362,3 +362,25 @@ def test_streams_that_differ_are_not_dlw109():
         "certain", 9)
     assert run(counted=None).confidence == "likely"
     assert "could not compare" in run(counted=None).evidence[-1]
+
+
+def test_a_workers_name_error_for_a_name_the_guard_binds_is_dlw104_without_the_checker():
+    """dlw104_guard_global.py's recorded run: the worker's NameError for ``vocab``,
+    which the script's guard binds, is DLW104 at that binding, also where the checker
+    said nothing (a dataset it could not follow); a NameError for a name the guard does
+    not bind stays the dataset's own error (DLW205)."""
+    path = find("dlw104_guard_global.py")
+    recorded = recordings.load(path)
+    here = os.getcwd()
+    os.chdir(path.parent)
+    try:
+        ev = evidence.from_json(recorded["evidence"])
+        ev.static = []
+        first = diagnose(ev)[0]
+        assert (first.code, first.line, first.confidence) == ("DLW104", 21, "certain")
+        assert "where 'vocab' is bound" in first.evidence[-1], first.evidence
+        for exc in ev.all_exceptions():
+            exc.message = exc.message.replace("'vocab'", "'vocabulary'")
+        assert diagnose(ev)[0].code == "DLW205"
+    finally:
+        os.chdir(here)

@@ -6,9 +6,11 @@ guard that a worker must unpickle fails with "Can't get attribute" (the shared p
 rule reads it); a global that the worker's code reads fails later, in the worker, with
 ``NameError``, which would otherwise read as an error of the user's code (DLW205).
 """
+import ast
 import re
 
-from doctor.rulekit import Diagnosis, finding_text, rule, user_frame
+from doctor.rulekit import Diagnosis, finding_text, relative, rule, user_frame
+from flake8_dlworker.analysis.guarded import first_guarded_store
 
 CODE = "DLW104"
 _NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
@@ -24,19 +26,37 @@ def dlw104_guarded_name(ev):
         missing = _NOT_DEFINED.search(exc.message)
         if missing is None:
             continue
+        name = missing.group(1)
         finding = next((f for f in ev.static if f["code"] == CODE and (
-            " '%s' defined inside the __main__ guard reaches a worker as a name "
-            % missing.group(1)) in f["text"]), None)
-        if finding is None:
+            " '%s' defined inside the __main__ guard reaches a worker as a name " % name)
+            in f["text"]), None)
+        frame = user_frame(exc)
+        place = ((finding["path"], finding["line"]) if finding is not None
+                 else _bound_in_guard(ev, frame, name))
+        if place is None:
             continue
         diag = Diagnosis(CODE, "certain", ["%s raised %s" % (exc.process, exc.last_line())])
-        frame = user_frame(exc)
         if frame is not None:
             diag.evidence.append("raised at %s:%d in %s, which the worker runs" % (
                 frame.path, frame.line, frame.func))
         diag.evidence.append("the worker re-imported the script as __mp_main__, which skips "
-                             "the __main__ guard, where %r is bound" % missing.group(1))
-        diag.evidence.append(finding_text(finding))
-        diag.path, diag.line = finding["path"], finding["line"]
+                             "the __main__ guard, where %r is bound" % name)
+        if finding is not None:
+            diag.evidence.append(finding_text(finding))
+        diag.path, diag.line = place
         return diag
     return None
+
+
+def _bound_in_guard(ev, frame, name):
+    """(path, line) where the guard of the file the worker's error was raised in binds
+    ``name`` (a run's own file, the one the worker re-imported), or None."""
+    if frame is None or ev.source != "run" or not frame.path.endswith(".py"):
+        return None
+    try:
+        with open(frame.path, "rb") as handle:
+            tree = ast.parse(handle.read(), frame.path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    store = first_guarded_store(tree, name)
+    return None if store is None else (relative(frame.path), store.lineno)
