@@ -27,9 +27,10 @@ JOBS ?= $(shell $(PY) -c "import os; print((os.cpu_count() or 1) + 1)")
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal -m "not full or e2e"
 
-# every tier: each fixture and example run for real, patched scripts re-run under spawn
+# every tier: each fixture and example run for real, patched scripts re-run under spawn;
+# the slowest tests are listed at the end, where the tier's time goes
 test-all: $(BIN)/.installed
-	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal --durations=40
 
 # record again the real runs the fast tier replays (the missing and stale ones)
 record: $(BIN)/.installed
