@@ -50,13 +50,19 @@ def dlw104_guarded_name(ev):
 
 def _bound_in_guard(ev, frame, name):
     """(path, line) where the guard of the file the worker's error was raised in binds
-    ``name`` (a run's own file, the one the worker re-imported), or None."""
-    if frame is None or ev.source != "run" or not frame.path.endswith(".py"):
+    ``name`` (the script the worker re-imported), or None. A log's file is read only
+    where doctor.sourcefile allows (under the working directory or ``--source``)."""
+    from doctor.sourcefile import read_source
+
+    if frame is None or not frame.path.endswith(".py") or ev.source not in ("run", "log"):
         return None
+    data, _why = read_source(frame.path, ev.hints.get("source_roots", []) if
+                             ev.source == "log" else None)
     try:
-        with open(frame.path, "rb") as handle:
-            tree = ast.parse(handle.read(), frame.path)
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse(data, frame.path) if data is not None else None
+    except (SyntaxError, ValueError):
+        return None
+    if tree is None:
         return None
     store = first_guarded_store(tree, name)
     return None if store is None else (relative(frame.path), store.lineno)
