@@ -46,9 +46,6 @@ FIXABLE = sorted(
         # a handle kept by a dataset class of a module beside it: patched there, from
         # the run's evidence (the assignment the probe names)
         "dlw108_dataset_module.py", "dlw108_sys_path.py",
-        # only the run sees its handle, on a reader object the dataset keeps, opened
-        # by a helper method: the fix stays in words
-        "dlw108_zip_reader.py",
         # only the run sees that its worker_init_fn (an object) only seeds: patched from
         # the run's evidence (tests/test_patches_rounds.py)
         "dlw109_seeding_callable.py",
