@@ -70,7 +70,8 @@ def handed_elsewhere(facts, method, reported=()):
     for name in named_by_loader_modules(facts.filename, classes):
         for node in classes[name]:
             dataset = datasets.DatasetClass(node, None, None, facts)
-            if any(True for fork in (False, True) for _found in _handles(dataset, fork)):
+            if any(True for fork in (False, True)
+                   for _found in _handles(dataset, fork, beside=False)):
                 kept.setdefault(name, []).append(node)
     if not kept:
         return
@@ -83,7 +84,7 @@ def handed_elsewhere(facts, method, reported=()):
             os.path.relpath(path, os.path.dirname(os.path.realpath(facts.filename))), line)
         for node in kept[name]:
             for code, value, words, home in _handles(
-                    datasets.DatasetClass(node, None, None, facts), fork):
+                    datasets.DatasetClass(node, None, None, facts), fork, beside=False):
                 if home is not facts or (value.lineno, value.col_offset, code) in seen:
                     continue
                 seen.add((value.lineno, value.col_offset, code))
@@ -120,9 +121,10 @@ def _message(code, words):
 
 # --- DLW108 ----------------------------------------------------------------------------
 
-def _handles(dataset, fork):
+def _handles(dataset, fork, beside=True):
     """(code, value, message words, facts of the value's module) for each handle the
-    dataset keeps, itself or on an object of a class of the project it keeps."""
+    dataset keeps, itself or on an object of a class of the project it keeps (of its own
+    module only, unless ``beside``: a module's own report names only its own lines)."""
     facts = dataset.facts
     custom_pickle, dropped = _own_pickling(dataset.node, facts)
     for attr, value, init, _cls in datasets.init_assigns(dataset.node, facts):
@@ -135,7 +137,8 @@ def _handles(dataset, fork):
             given = _given_for_parameter(dataset, value, init, init_scope, facts)
             if given is None:
                 if fork or not (custom_pickle or attr in dropped):
-                    yield from _held(value, init_scope, facts, fork, attr, {id(dataset.node)})
+                    yield from _held(value, init_scope, facts, fork, attr,
+                                     {id(dataset.node)}, beside)
                 continue
             kind = handle_kind(given, dataset.ctor_scope, dataset.ctor_facts)
             if kind is None:
@@ -164,14 +167,14 @@ def _own_pickling(classdef, facts):
     return custom_pickle, dropped or set()
 
 
-def _held(value, scope, facts, fork, path, seen, depth=1):
+def _held(value, scope, facts, fork, path, seen, beside, depth=1):
     """DLW108 at ``self.archive = zipfile.ZipFile(data)`` in a class of the project that
     the dataset keeps an object of (``self.reader = ShardReader(data)``), assigned in its
     ``__init__`` or a method ``__init__`` calls on ``self``; two levels of such objects at
     most. The message names the path from the dataset (``self.reader.archive``)."""
     if depth > _HELD_DEPTH:
         return
-    for cls, home in _project_classes(value, scope, facts):
+    for cls, home in _project_classes(value, scope, facts, beside):
         if id(cls) in seen:
             continue
         custom_pickle, dropped = _own_pickling(cls, home)
@@ -184,14 +187,15 @@ def _held(value, scope, facts, fork, path, seen, depth=1):
                 kind = handle_kind(kept, function_scope, home)
                 if kind is None:
                     yield from _held(kept, function_scope, home, fork, name,
-                                     seen | {id(cls)}, depth + 1)
+                                     seen | {id(cls)}, beside, depth + 1)
                 elif not fork or kind[1]:
                     yield "DLW108", kept, {"attr": name, "handle": kind[0]}, home
 
 
-def _project_classes(value, scope, facts):
+def _project_classes(value, scope, facts, beside=True):
     """(ClassDef, facts of its module) for ``Cls(...)`` where ``Cls`` is a class of this
-    module or of a module of the project (never a class of an installed library)."""
+    module or (with ``beside``) of a module of the project, never a class of an
+    installed library."""
     if not isinstance(value, ast.Call):
         return []
     func = value.func
@@ -199,7 +203,7 @@ def _project_classes(value, scope, facts):
     if isinstance(func, ast.Name):
         found = [(b.value, facts) for b in facts.lookup(func.id, scope)
                  if isinstance(b.value, ast.ClassDef)]
-    if found or facts.project is None:
+    if found or not beside or facts.project is None:
         return found
     qualname = facts.qualname(func, scope)
     if not qualname or "." not in qualname:
