@@ -281,8 +281,9 @@ def test_every_rule_has_a_fixture_the_doctor_runs():
 
 #: runs whose diagnosis has a patch maker, and whether the default run hands over its
 #: patch: a zip archive opened and read in a module's __init__, a tqdm bar kept on the
-#: dataset, an argparse default of 0 workers, a decorator without functools.wraps; and a
-#: handle opened by a reader's helper method, for which no patch is made
+#: dataset, an argparse default of 0 workers, a decorator without functools.wraps, a
+#: handle opened by a helper method of a reader object the dataset keeps, a connection
+#: kept by a Storage object of a module beside the script
 #: (the file patched, a line the patch adds), or None
 PATCH_STATUS = {
     "dlw108_dataset_module.py": ("zip_shards.py", "+        self.archive = zipfile.ZipFile("
@@ -292,7 +293,10 @@ PATCH_STATUS = {
                                                                  "args.workers > 0)"),
     "dlw103_decorated_collate.py": ("dlw103_decorated_collate.py",
                                     "+    @functools.wraps(fn)\n"),
-    "dlw108_zip_reader.py": None}
+    "dlw108_zip_reader.py": ("dlw108_zip_reader.py", "+        self._open(self.data)  "
+                                                     "# DLW108: reopened in each worker\n"),
+    "dlw108_storage_module.py": ("row_storage.py", "+            self.conn = sqlite3.connect("
+                                                   "self.path)\n")}
 
 
 @pytest.mark.parametrize("name", sorted(PATCH_STATUS))

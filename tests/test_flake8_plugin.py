@@ -386,3 +386,118 @@ def test_a_worker_init_lambda_reseeds_only_what_it_calls(tmp_path, init_fn, repo
     script.write_text(GENERATOR_AND_INIT_FN.format(init_fn=init_fn))
     out = flake8(script, "--select", "DLW111").stdout
     assert ("DLW111" in out) == reported, out
+
+
+def test_a_handle_behind_objects_the_dataset_keeps(tmp_path):
+    """DLW108 at the line a class of the project keeps a handle on, for an object the
+    dataset keeps, two objects deep at most (dataset -> store -> index -> handle): in
+    the module of the holder when the dataset is handed to workers from elsewhere, at
+    the loader with the holder's line otherwise; never inside a library's class, never
+    for a holder that drops the handle from its pickled state, nor for a third level."""
+    (tmp_path / "store.py").write_text(textwrap.dedent("""\
+        import sqlite3
+        import zipfile
+
+
+        class Index:
+            def __init__(self, path):
+                self.file = open(path)
+
+
+        class Deeper:
+            def __init__(self, path):
+                self.inner = Index(path)
+
+
+        class Store:
+            def __init__(self, path):
+                self.index = Index(path)
+                self.deeper = Deeper(path)
+                self._connect(path)
+                self.zip = zipfile.ZipFile(path)
+
+            def _connect(self, path):
+                self.conn = sqlite3.connect(path)
+
+            def __getstate__(self):
+                state = self.__dict__.copy()
+                state["zip"] = None
+                return state
+    """))
+    (tmp_path / "data.py").write_text(textwrap.dedent("""\
+        import collections
+
+        from torch.utils.data import Dataset
+
+        from store import Store
+
+
+        class Rows(Dataset):
+            def __init__(self, path):
+                self.store = Store(path)
+                self.seen = collections.Counter(path)
+
+            def __len__(self):
+                return 8
+
+            def __getitem__(self, i):
+                return i
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader
+
+        from data import Rows
+
+        if __name__ == "__main__":
+            print(list(DataLoader(Rows("rows.db"), num_workers=2)))
+    """))
+    out = flake8(tmp_path / "train.py").stdout.replace(str(tmp_path), "").splitlines()
+    assert [line.split(" which ")[0] for line in out] == [
+        "/train.py:6:27: DLW108 dataset attribute 'self.store.conn' holds a sqlite3 "
+        "connection, store.py:23,",
+        "/train.py:6:27: DLW108 dataset attribute 'self.store.index.file' holds an open "
+        "file, store.py:7,"], out
+    assert flake8(tmp_path / "data.py").stdout == ""  # the lines are in store.py
+    fork = flake8(tmp_path / "train.py", "--dlw-start-method", "fork").stdout
+    assert "self.store.conn" in fork and "self.store.index.file" not in fork
+
+
+def test_a_handle_behind_an_object_is_reported_in_the_holders_module(tmp_path):
+    """The reader and the dataset in one module, the loader in another: the dataset's
+    module names the line that opens the handle (a helper method of the reader)."""
+    (tmp_path / "data.py").write_text(textwrap.dedent("""\
+        import zipfile
+
+        from torch.utils.data import Dataset
+
+
+        class Reader:
+            def __init__(self, path):
+                self._open(path)
+
+            def _open(self, path):
+                self.archive = zipfile.ZipFile(path)
+
+
+        class Rows(Dataset):
+            def __init__(self, path):
+                self.reader = Reader(path)
+
+            def __len__(self):
+                return 8
+
+            def __getitem__(self, i):
+                return i
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader
+
+        from data import Rows
+
+        if __name__ == "__main__":
+            print(list(DataLoader(Rows("x.zip"), num_workers=2)))
+    """))
+    own = flake8(tmp_path / "data.py").stdout.replace(str(tmp_path), "")
+    assert own.startswith("/data.py:11:24: DLW108 dataset attribute 'self.reader.archive' "
+                          "holds an open zip archive, handed to DataLoader workers at "
+                          "train.py:6,"), own

@@ -43,12 +43,10 @@ FIXABLE = sorted(
         "dlw101_sibling_factory.py", "dlw101_two_hops.py",
         # the same for an option's default and a handle that a module beside it gives
         "dlw106_args_from_module.py", "dlw108_helper_module.py",
-        # a handle kept by a dataset class of a module beside it: patched there, from
-        # the run's evidence (the assignment the probe names)
-        "dlw108_dataset_module.py", "dlw108_sys_path.py",
-        # only the run sees its handle, on a reader object the dataset keeps, opened
-        # by a helper method: the fix stays in words
-        "dlw108_zip_reader.py",
+        # a handle kept by a dataset class of a module beside it, or by an object of
+        # such a class the dataset keeps: patched there, from the run's evidence (the
+        # assignment the probe names)
+        "dlw108_dataset_module.py", "dlw108_sys_path.py", "dlw108_storage_module.py",
         # only the run sees that its worker_init_fn (an object) only seeds: patched from
         # the run's evidence (tests/test_patches_rounds.py)
         "dlw109_seeding_callable.py",

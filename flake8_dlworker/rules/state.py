@@ -38,6 +38,8 @@ _DERIVED = {
     ("an open zip archive", "open"): ("an open file", False),
     ("an open tar archive", "extractfile"): ("an open file", False),
 }
+#: how many objects deep a handle is looked for behind a dataset attribute
+_HELD_DEPTH = 2
 #: generator methods that reseed it in place
 _RESEED_METHODS = frozenset(("seed", "manual_seed", "setstate", "set_state"))
 #: methods that return the same generator, seeded
@@ -68,7 +70,8 @@ def handed_elsewhere(facts, method, reported=()):
     for name in named_by_loader_modules(facts.filename, classes):
         for node in classes[name]:
             dataset = datasets.DatasetClass(node, None, None, facts)
-            if any(True for fork in (False, True) for _found in _handles(dataset, fork)):
+            if any(True for fork in (False, True)
+                   for _found in _handles(dataset, fork, beside=False)):
                 kept.setdefault(name, []).append(node)
     if not kept:
         return
@@ -80,9 +83,9 @@ def handed_elsewhere(facts, method, reported=()):
         where = "handed to DataLoader workers at %s:%d" % (
             os.path.relpath(path, os.path.dirname(os.path.realpath(facts.filename))), line)
         for node in kept[name]:
-            for code, value, words in _handles(datasets.DatasetClass(node, None, None, facts),
-                                               fork):
-                if (value.lineno, value.col_offset, code) in seen:
+            for code, value, words, home in _handles(
+                    datasets.DatasetClass(node, None, None, facts), fork, beside=False):
+                if home is not facts or (value.lineno, value.col_offset, code) in seen:
                     continue
                 seen.add((value.lineno, value.col_offset, code))
                 words["where"] = where
@@ -95,12 +98,12 @@ def check(loaders, facts, method, project=None):
         fork = method == "fork" or forces_fork(call)
         for dataset in datasets.dataset_classes(call, scope, facts, project):
             found = list(_handles(dataset, fork))
-            found.extend(_generators(dataset, call, scope, facts, fork))
-            for code, value, words in found:
+            found.extend(generator + (dataset.facts,)
+                         for generator in _generators(dataset, call, scope, facts, fork))
+            for code, value, words, home in found:
                 at = value
-                if dataset.facts is not facts:  # the class lives in a module beside this one
-                    words["where"] = "%s:%d" % (
-                        os.path.basename(dataset.facts.filename), value.lineno)
+                if home is not facts:  # the line lives in a module beside this one
+                    words["where"] = "%s:%d" % (os.path.basename(home.filename), value.lineno)
                     at = value_of(argument(call, "dataset"))
                 finding = Finding(at.lineno, at.col_offset, code, _message(code, words))
                 if finding not in seen:
@@ -118,17 +121,12 @@ def _message(code, words):
 
 # --- DLW108 ----------------------------------------------------------------------------
 
-def _handles(dataset, fork):
-    """(code, value, message words) for each handle the dataset keeps."""
+def _handles(dataset, fork, beside=True):
+    """(code, value, message words, facts of the value's module) for each handle the
+    dataset keeps, itself or on an object of a class of the project it keeps (of its own
+    module only, unless ``beside``: a module's own report names only its own lines)."""
     facts = dataset.facts
-    # a class that controls its own pickling (drops the handle in __getstate__) is fine
-    # when workers are spawned; under fork nothing is pickled and only sharing matters
-    custom_pickle = datasets.defines(dataset.node, facts, ("__reduce__", "__reduce_ex__"))
-    dropped = set()
-    getstate = datasets.find_method(dataset.node, "__getstate__", facts)
-    if getstate is not None and not custom_pickle:
-        dropped = dropped_from_state(getstate[0])
-        custom_pickle = dropped is None
+    custom_pickle, dropped = _own_pickling(dataset.node, facts)
     for attr, value, init, _cls in datasets.init_assigns(dataset.node, facts):
         init_scope = facts.scopes.get(init)
         if init_scope is None:
@@ -138,6 +136,9 @@ def _handles(dataset, fork):
         if kind is None:  # DS(sqlite3.connect(p)): a handle given to __init__
             given = _given_for_parameter(dataset, value, init, init_scope, facts)
             if given is None:
+                if fork or not (custom_pickle or attr in dropped):
+                    yield from _held(value, init_scope, facts, fork, attr,
+                                     {id(dataset.node)}, beside)
                 continue
             kind = handle_kind(given, dataset.ctor_scope, dataset.ctor_facts)
             if kind is None:
@@ -148,9 +149,86 @@ def _handles(dataset, fork):
         if not fork and (custom_pickle or attr in dropped):
             continue
         if given is not None and dataset.ctor_facts is dataset.facts:
-            yield "DLW108", given, {"attr": attr, "handle": what}
+            yield "DLW108", given, {"attr": attr, "handle": what}, dataset.ctor_facts
         else:
-            yield "DLW108", value, {"attr": attr, "handle": what}
+            yield "DLW108", value, {"attr": attr, "handle": what}, facts
+
+
+def _own_pickling(classdef, facts):
+    """(pickles itself its own way, the attributes its ``__getstate__`` drops): a class
+    that drops the handle in ``__getstate__`` is fine when workers are spawned; under
+    fork nothing is pickled and only sharing matters."""
+    custom_pickle = datasets.defines(classdef, facts, ("__reduce__", "__reduce_ex__"))
+    dropped = set()
+    getstate = datasets.find_method(classdef, "__getstate__", facts)
+    if getstate is not None and not custom_pickle:
+        dropped = dropped_from_state(getstate[0])
+        custom_pickle = dropped is None
+    return custom_pickle, dropped or set()
+
+
+def _held(value, scope, facts, fork, path, seen, beside, depth=1):
+    """DLW108 at ``self.archive = zipfile.ZipFile(data)`` in a class of the project that
+    the dataset keeps an object of (``self.reader = ShardReader(data)``), assigned in its
+    ``__init__`` or a method ``__init__`` calls on ``self``; two levels of such objects at
+    most. The message names the path from the dataset (``self.reader.archive``)."""
+    if depth > _HELD_DEPTH:
+        return
+    for cls, home in _project_classes(value, scope, facts, beside):
+        if id(cls) in seen:
+            continue
+        custom_pickle, dropped = _own_pickling(cls, home)
+        for function in _setup_functions(cls, home):
+            function_scope = home.scopes.get(function)
+            for attr, kept in function_scope.self_assigns if function_scope else ():
+                if not fork and (custom_pickle or attr in dropped):
+                    continue
+                name = "%s.%s" % (path, attr)
+                kind = handle_kind(kept, function_scope, home)
+                if kind is None:
+                    yield from _held(kept, function_scope, home, fork, name,
+                                     seen | {id(cls)}, beside, depth + 1)
+                elif not fork or kind[1]:
+                    yield "DLW108", kept, {"attr": name, "handle": kind[0]}, home
+
+
+def _project_classes(value, scope, facts, beside=True):
+    """(ClassDef, facts of its module) for ``Cls(...)`` where ``Cls`` is a class of this
+    module or (with ``beside``) of a module of the project, never a class of an
+    installed library."""
+    if not isinstance(value, ast.Call):
+        return []
+    func = value.func
+    found = []
+    if isinstance(func, ast.Name):
+        found = [(b.value, facts) for b in facts.lookup(func.id, scope)
+                 if isinstance(b.value, ast.ClassDef)]
+    if found or not beside or facts.project is None:
+        return found
+    qualname = facts.qualname(func, scope)
+    if not qualname or "." not in qualname:
+        return found
+    modname, name = qualname.rsplit(".", 1)
+    other = facts.project.module(modname)
+    if other is not None:
+        found = [(b.value, other) for b in other.module.bindings.get(name, ())
+                 if isinstance(b.value, ast.ClassDef) and b.place == MODULE]
+    return found
+
+
+def _setup_functions(cls, facts):
+    """The ``__init__`` of a class and the methods it calls on ``self``."""
+    init = datasets.find_method(cls, "__init__", facts)
+    if init is None:
+        return []
+    functions = [init[0]]
+    for node in ast.walk(init[0]):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and _is_name(node.func.value, "self")):
+            method = datasets.find_method(cls, node.func.attr, facts)
+            if method is not None and method[0] not in functions:
+                functions.append(method[0])
+    return functions
 
 
 def dropped_from_state(getstate):

@@ -33,7 +33,9 @@ from doctor.patches import _cst
 
 CODE = "DLW108"
 STATIC = True
-_TEXT = re.compile(r"dataset attribute 'self\.(\w+)'")
+#: the attribute's name is the last part of the path the message names
+#: (``self.reader.archive``: a handle on an object the dataset keeps)
+_TEXT = re.compile(r"dataset attribute 'self\.(?:\w+\.)*(\w+)'")
 #: synchronisation objects: remade when unpickled, never lazily
 _SYNC = ("Lock", "RLock", "Semaphore", "BoundedSemaphore", "Condition", "Event")
 
@@ -69,6 +71,11 @@ def fix(source, finding, facts, params_stored=False, local_kept=False):
         moved = _kept_parameter(tree, value, attr)
         return fix(source, finding._replace(line=moved[0], col=moved[1]), facts, True,
                    local_kept) if moved is not None else None
+    if assign is not None and init is not None and cls is not None \
+            and init.name.value != "__init__" and len(assign.targets) == 1 \
+            and _self_attr(assign.targets[0].target, attr):
+        return _fix_helper(source, tree, cls, init, assign, attr, finding, facts,
+                           params_stored)
     if assign is None or init is None or cls is None or init.name.value != "__init__" \
             or len(assign.targets) != 1 or not _self_attr(assign.targets[0].target, attr):
         return None
@@ -95,6 +102,70 @@ def fix(source, finding, facts, params_stored=False, local_kept=False):
         # open(path) with a parameter __init__ does not keep: keep it, then open lazily
         return _with_params_stored(source, tree, cls, init, assign, finding, facts, local_kept)
     return fixed
+
+
+def _fix_helper(source, tree, cls, helper, assign, attr, finding, facts, params_stored):
+    """The handle is opened by a method that ``__init__`` calls on ``self``
+    (``self._open(data)``), on an object the dataset keeps or the dataset itself:
+    ``__getstate__`` drops it and, where other methods use it, ``__setstate__`` calls the
+    method again with what ``__init__`` gave it (a parameter is kept on ``self`` first);
+    a sqlite connection travels as its bytes instead, a file opened for writing gets no
+    patch."""
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    init = next((m for m in methods if m.name.value == "__init__"), None)
+    if init is None or not any(m is helper for m in methods) \
+            or len(_assignments(helper, attr)) != 1:
+        return None
+    calls = [e for e in _called_on_self(init) if _self_attr(e.value.func, helper.name.value)]
+    if len(calls) != 1 or any(
+            m.name.value in ("__getstate__", "__setstate__", "__reduce__", "__reduce_ex__")
+            and not _ours(m) for m in methods):
+        return None
+    getstate = _getstate([attr])
+    if not any(_uses(m, attr) for m in methods if m is not init and m is not helper):
+        return tree.module.deep_replace(cls, _insert_after_init(cls, init, [getstate])).code
+    opener = _cst.dotted(getattr(assign.value, "func", None)) or ""
+    if opener.split(".")[-1] == "connect" and "sqlite3" in opener + "".join(
+            _imports_of(tree.module, "sqlite3")):
+        return _copy_database(tree, cls, init, attr, opener, [])
+    if not _reopenable(assign.value):
+        return None
+    call = calls[0].value
+    args = [_rebuildable(arg.value, init) for arg in call.args]
+    if any(arg is None for arg in args):
+        stored = None if params_stored else _store_params(source, tree, cls, init, calls[0])
+        if stored is None:
+            return None
+        source, added = stored
+        below = tree.pos[helper].start.line > tree.pos[calls[0]].start.line
+        return fix(source, finding._replace(line=finding.line + (added if below else 0)),
+                   facts, True)
+    again = call.with_changes(args=[a.with_changes(value=v) for a, v in zip(call.args, args)])
+    setstate = cst.parse_statement(
+        "def __setstate__(self, state):\n    self.__dict__.update(state)\n"
+        "    %s  # DLW108: reopened in each worker\n" % _cst.code(again).strip()
+    ).with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    new_cls = _insert_after_init(cls, init, [getstate, setstate])
+    return tree.module.deep_replace(cls, new_cls).code
+
+
+def _called_on_self(init):
+    """The statements of ``__init__`` that are one call of a method on ``self``."""
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            return node is init
+
+        def visit_Lambda(self, node):
+            return False
+
+        def visit_Expr(self, node):
+            if isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute) \
+                    and _cst.dotted(node.value.func.value) == "self":
+                found.append(node)
+    init.visit(Find())
+    return found
 
 
 def _with_params_stored(source, tree, cls, init, assign, finding, facts, local_kept):
@@ -457,8 +528,9 @@ def _join(old, new):
     body, lines = list(old.body.body), list(new.body.body)
     if old.name.value == "__getstate__":
         body[-1:-1] = lines[1:-1]
-    else:
-        body += lines[1:]
+    else:  # a method called again once is enough for every handle it opens
+        written = {_cst.code(stmt).strip() for stmt in body}
+        body += [line for line in lines[1:] if _cst.code(line).strip() not in written]
     return old.with_changes(body=old.body.with_changes(body=body))
 
 
