@@ -97,6 +97,9 @@ def fix(source, finding, facts, params_stored=False, local_kept=False):
         # self.db, so that it can travel (or be reopened) with what was taken from it
         kept = _keep_local(tree, cls, init, local)
         return fix(kept, finding, facts, params_stored, True) if kept is not None else None
+    helper_db = _helper_connection(tree, finding.text, assign.value)
+    if helper_db is not None:  # self.db = connect(path), a helper wrapping sqlite3's
+        return _copy_database(tree, cls, init, attr, helper_db, _derived(init, attr, set()))
     fixed = _fix_handle(tree, cls, init, attr, set())
     if fixed is None and not params_stored:
         # open(path) with a parameter __init__ does not keep: keep it, then open lazily
@@ -405,6 +408,20 @@ def _imports_of(module, name):
                         and not isinstance(small.names, cst.ImportStar):
                     found += [a.name.value for a in small.names]
     return found
+
+
+def _helper_connection(tree, text, value):
+    """``sqlite3.connect`` (as the module names it) when the checker found a sqlite3
+    connection made by a helper of the project (``connect(path)`` returning
+    ``sqlite3.connect(path)``): its database travels as its bytes, as sqlite3's own
+    does; None for anything else."""
+    opener = _cst.dotted(getattr(value, "func", None)) or ""
+    if "a sqlite3 connection" not in text or not opener or "sqlite3" in opener \
+            or opener in _imports_of(tree.module, "sqlite3"):
+        return None  # not one, or sqlite3's own connect: the paths above
+    if _cst.has_plain_import(tree.module, "sqlite3"):
+        return "sqlite3.connect"
+    return "connect" if "connect" in _imports_of(tree.module, "sqlite3") else None
 
 
 def _copy_database(tree, cls, init, attr, opener, derived):
