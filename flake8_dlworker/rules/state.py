@@ -62,17 +62,22 @@ def handed_elsewhere(facts, method, reported=()):
                 classes.setdefault(name, []).append(binding.value)
     if not classes:
         return
-    # cheap first: a class some loader module names, then one that keeps a handle, and
-    # only then the analysis of the modules that may hand it to workers
+    # cheap first: a class (or a function of this module that returns one) some loader
+    # module names, then one that keeps a handle, and only then the analysis of the
+    # modules that may hand it to workers
+    factories = _factories(facts, classes)
+    named = named_by_loader_modules(facts.filename, list(classes) + list(factories))
     kept = {}
-    for name in named_by_loader_modules(facts.filename, classes):
+    for name in sorted({n for n in named if n in classes}
+                       | {c for n in named for c in factories.get(n, ())}):
         for node in classes[name]:
             dataset = datasets.DatasetClass(node, None, None, facts)
             if any(True for fork in (False, True) for _found in _handles(dataset, fork)):
                 kept.setdefault(name, []).append(node)
     if not kept:
         return
-    sites = worker_loader_sites(facts.filename, kept)
+    words = set(kept) | {n for n, made in factories.items() if made & set(kept)}
+    sites = worker_loader_sites(facts.filename, kept, words)
     seen = {(f.line, f.col, f.code) for f in reported}
     for name, loaders in sorted(sites.items()):
         fork = method == "fork" or all(forced for _path, _line, forced in loaders)
@@ -87,6 +92,30 @@ def handed_elsewhere(facts, method, reported=()):
                 seen.add((value.lineno, value.col_offset, code))
                 words["where"] = where
                 yield Finding(value.lineno, value.col_offset, code, _message(code, words))
+
+
+def _factories(facts, classes):
+    """{name of a module-level function: the names of this module's ``classes`` it
+    returns an instance of}: ``def build_shards(): return Shards()``, read from the
+    function's own ``return`` statements only (a cheap look, before any analysis)."""
+    found = {}
+    for name, bindings in facts.module.bindings.items():
+        for binding in bindings:
+            function = binding.value
+            scope = facts.scopes.get(function) if binding.place == MODULE else None
+            if scope is None or not isinstance(function, (ast.FunctionDef,
+                                                          ast.AsyncFunctionDef)):
+                continue
+            for value in scope.returns:
+                if isinstance(value, ast.Name):
+                    values = [b.value for b in scope.bindings.get(value.id, ())]
+                else:
+                    values = [value]
+                for made in values:
+                    if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) \
+                            and made.func.id in classes:
+                        found.setdefault(name, set()).add(made.func.id)
+    return found
 
 
 def check(loaders, facts, method, project=None):
