@@ -342,3 +342,144 @@ def test_a_folder_without_a_project_marker_is_read_into_its_packages_only(tmp_pa
     assert flake8(tmp_path / "data")[0] == {("frames.py", 7, 21, "DLW108")}
     (tmp_path / "train.py").unlink()
     assert flake8(tmp_path / "data")[0] == set()
+
+
+RELATIVE_PACKAGE = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/data/__init__.py": "",
+    "pkg/data/frames.py": H5_DATASET + """
+
+    def build(path):
+        frames = Frames(path)
+        return frames
+
+
+    def build_lazy(path):
+        return LazyFrames(path)
+    """,
+    "pkg/train/__init__.py": "",
+}
+
+
+def test_relative_imports_are_followed_in_a_package(tmp_path):
+    """``from ..data.frames import Frames``, ``from ..data import frames`` and a factory
+    named through them: the handle is reported at each loader and, once, in the dataset
+    module at the line that keeps it."""
+    write(tmp_path, dict(RELATIVE_PACKAGE, **{"pkg/train/loop.py": """\
+        from torch.utils.data import DataLoader
+
+        from ..data import frames
+        from ..data.frames import Frames, LazyFrames
+
+
+        def run():
+            print(list(DataLoader(Frames("x.h5"), num_workers=2)))
+            print(list(DataLoader(frames.build("x.h5"), num_workers=2)))
+            print(list(DataLoader(LazyFrames("x.h5"), num_workers=2)))
+            print(list(DataLoader(frames.build_lazy("x.h5"), num_workers=2)))
+    """}))
+    found, texts = flake8(tmp_path)
+    assert found == {("pkg/train/loop.py", 8, 27, "DLW108"),
+                     ("pkg/train/loop.py", 9, 27, "DLW108"),
+                     ("pkg/data/frames.py", 7, 21, "DLW108")}
+    assert "an h5py.File, handed to DataLoader workers at ../train/loop.py:8" in texts[
+        ("pkg/data/frames.py", 7, 21, "DLW108")]
+
+
+def test_a_package_module_found_by_one_dot_and_a_star(tmp_path):
+    write(tmp_path, dict(RELATIVE_PACKAGE, **{
+        "pkg/data/run.py": """\
+            from torch.utils.data import DataLoader
+
+            from . import frames
+            from .frames import *  # noqa: F403
+
+
+            def run():
+                print(list(DataLoader(frames.Frames("x.h5"), num_workers=2)))
+                print(list(DataLoader(build("x.h5"), num_workers=2)))  # noqa: F405
+        """}))
+    assert flake8(tmp_path)[0] == {("pkg/data/run.py", 8, 27, "DLW108"),
+                                   ("pkg/data/run.py", 9, 27, "DLW108"),
+                                   ("pkg/data/frames.py", 7, 21, "DLW108")}
+
+
+def test_relative_imports_clean_twins(tmp_path):
+    """The classes reached through relative imports that open their file in each worker,
+    or go to a loader without workers; an import above the top package is no module."""
+    write(tmp_path, dict(RELATIVE_PACKAGE, **{"pkg/train/loop.py": """\
+        from torch.utils.data import DataLoader
+
+        from ..data import frames
+        from ...elsewhere import Frames as Outside
+        from ..data.frames import Frames, LazyFrames
+
+
+        def run():
+            print(list(DataLoader(Frames("x.h5"), num_workers=0)))
+            print(list(DataLoader(frames.build("x.h5"), num_workers=0)))
+            print(list(DataLoader(LazyFrames("x.h5"), num_workers=2)))
+            print(list(DataLoader(frames.build_lazy("x.h5"), num_workers=2)))
+            print(list(DataLoader(Outside("x.h5"), num_workers=2)))
+    """}))
+    assert flake8(tmp_path)[0] == set()
+
+
+def test_relative_names_inside_a_package_named_torch_are_not_torchs(tmp_path):
+    """Inside torch's own sources ``from .data import DataLoader`` is the library's
+    private business: a name a relative import binds never reads as a library's."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "torch/__init__.py": "",
+        "torch/utils/__init__.py": "",
+        "torch/utils/data.py": """\
+            class DataLoader:
+                def __init__(self, dataset, num_workers=0, collate_fn=None):
+                    self.dataset = dataset
+        """,
+        "torch/utils/use.py": """\
+            from .data import DataLoader
+
+
+            def run(dataset):
+                return DataLoader(dataset, num_workers=2, collate_fn=lambda b: b)
+        """})
+    assert flake8(tmp_path)[0] == set()
+
+
+def test_a_dataset_a_function_returns_is_the_class_it_builds(tmp_path):
+    """``DataLoader(build(path))``: the function of a module beside the script, or of the
+    script itself, returns an instance of a class that keeps a handle."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "frames.py": H5_DATASET + """
+
+    def build(path):
+        return Frames(path)
+
+
+    def build_lazy(path):
+        return LazyFrames(path)
+    """,
+        "train.py": """\
+            from torch.utils.data import DataLoader
+
+            import frames
+            from frames import Frames
+
+
+            def local(path):
+                dataset = Frames(path)
+                return dataset
+
+
+            if __name__ == "__main__":
+                print(list(DataLoader(frames.build("x.h5"), num_workers=2)))
+                print(list(DataLoader(local("x.h5"), num_workers=2)))
+                print(list(DataLoader(frames.build_lazy("x.h5"), num_workers=2)))
+                print(list(DataLoader(local("x.h5"), num_workers=0)))
+        """})
+    assert flake8(tmp_path)[0] == {("train.py", 13, 27, "DLW108"),
+                                   ("train.py", 14, 27, "DLW108"),
+                                   ("frames.py", 7, 21, "DLW108")}
