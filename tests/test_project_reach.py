@@ -7,7 +7,9 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DLW\d{3}) (?P<text>.*)$")
 
 H5_DATASET = """\
@@ -483,3 +485,22 @@ def test_a_dataset_a_function_returns_is_the_class_it_builds(tmp_path):
     assert flake8(tmp_path)[0] == {("train.py", 13, 27, "DLW108"),
                                    ("train.py", 14, 27, "DLW108"),
                                    ("frames.py", 7, 21, "DLW108")}
+
+
+def test_an_unguarded_call_to_a_function_a_relative_import_names(tmp_path):
+    """``python -m app.run``: its module is re-run in every spawned worker, and the
+    function its relative import names builds a loader with workers."""
+    loop = ("\n\n\ndef main():\n"
+            "    for (batch,) in {}CreateDataLoader(4).load_data():\n"
+            "        print(batch.sum().item())\n\n\n{}\n")
+    write(tmp_path, {
+        "pyproject.toml": "", "app/__init__.py": "",
+        "app/loaders_beside.py": (ROOT / "fixtures" / "loaders_beside.py").read_text(),
+        "app/run.py": "from .loaders_beside import CreateDataLoader" + loop.format("", "main()"),
+        "app/run_module.py": "from . import loaders_beside" + loop.format(
+            "loaders_beside.", "main()"),
+        "app/guarded.py": "from . import loaders_beside" + loop.format(
+            "loaders_beside.", 'if __name__ == "__main__":\n    main()'),
+    })
+    found, _texts = flake8(tmp_path)
+    assert found == {("app/run.py", 9, 1, "DLW101"), ("app/run_module.py", 9, 1, "DLW101")}

@@ -142,9 +142,13 @@ def reaches_sibling_workers(tree, filename):
 def _top_imports(tree):
     imported = {}
     for stmt in _unguarded_statements(tree.body):
-        if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+        # ``from .train import main`` lies beside the file as ``train`` does
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level <= 1:
             for alias in stmt.names:
                 imported[alias.asname or alias.name] = stmt.module
+        elif isinstance(stmt, ast.ImportFrom) and stmt.level == 1:  # from . import train
+            for alias in stmt.names:
+                imported[alias.asname or alias.name] = alias.name
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 imported[(alias.asname or alias.name).partition(".")[0]] = alias.name
