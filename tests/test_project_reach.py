@@ -504,3 +504,53 @@ def test_an_unguarded_call_to_a_function_a_relative_import_names(tmp_path):
     })
     found, _texts = flake8(tmp_path)
     assert found == {("app/run.py", 9, 1, "DLW101"), ("app/run_module.py", 9, 1, "DLW101")}
+
+
+NOISY = """\
+    import numpy as np
+    from torch.utils.data import Dataset
+
+
+    class Noisy(Dataset):
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, i):
+            return self.rng.integers(1 << 30)
+
+
+    def build():
+        return Noisy()
+"""
+
+
+def test_a_generator_is_reported_in_the_dataset_module_a_loader_draws_from(tmp_path):
+    """DLW111 in the class's own module for a loader with workers and no
+    ``worker_init_fn`` (one may reseed the copy), reached by name or through a factory."""
+    write(tmp_path, {"pyproject.toml": "", "noisy.py": NOISY, "train.py": """\
+        from torch.utils.data import DataLoader
+        from noisy import build
+
+        if __name__ == "__main__":
+            print(list(DataLoader(build(), num_workers=2)))
+    """})
+    found, texts = flake8(tmp_path)
+    assert found == {("train.py", 5, 27, "DLW111"), ("noisy.py", 7, 20, "DLW111")}
+    assert "(np.random.default_rng, handed to DataLoader workers at train.py:5)" in texts[
+        ("noisy.py", 7, 20, "DLW111")]
+
+
+def test_a_generator_is_not_reported_where_each_loader_may_reseed_it(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", "noisy.py": NOISY, "train.py": """\
+        from torch.utils.data import DataLoader
+        from noisy import Noisy, build
+        from seeding import reseed
+
+        if __name__ == "__main__":
+            print(list(DataLoader(build(), num_workers=2, worker_init_fn=reseed)))
+            print(list(DataLoader(Noisy(), num_workers=0)))
+    """})
+    assert flake8(tmp_path)[0] == set()

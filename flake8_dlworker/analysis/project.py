@@ -335,7 +335,8 @@ def named_by_loader_modules(filename, names):
 
 
 def worker_loader_sites(filename, names, words=None):
-    """{class name: [(path of the loader's module, line, forces fork)]} for the classes
+    """{class name: [(path of the loader's module, line, forces fork, given a
+    worker_init_fn)]} for the classes
     of the module ``filename`` named in ``names`` that a module elsewhere in its project
     hands to a DataLoader that may start workers. A module is analysed (once per
     process) only when its text builds a loader and names one of ``words`` (by default
@@ -381,9 +382,9 @@ class ProjectIndex:
         for other, words in self._loader_files():
             if other == path or not look_for & words:
                 continue
-            for home, _line, name, line, fork in self._sites_in(other):
+            for home, _line, name, line, fork, init in self._sites_in(other):
                 if home == path and name in wanted:
-                    found.setdefault(name, []).append((other, line, fork))
+                    found.setdefault(name, []).append((other, line, fork, init))
         return found
 
     def _loader_files(self):
@@ -420,13 +421,13 @@ def _project_files(root, marked):
 
 
 def _handed_classes(path, root):
-    """(class's module, class line, class name, loader line, forces fork) for each class
-    of another module that the module at ``path`` hands to a loader with workers; its
-    imports are looked for beside it, in what it adds to ``sys.path`` and at the
-    project's top."""
+    """(class's module, class line, class name, loader line, forces fork, given a
+    ``worker_init_fn``) for each class of another module that the module at ``path``
+    hands to a loader with workers; its imports are looked for beside it, in what it adds
+    to ``sys.path`` and at the project's top."""
     from flake8_dlworker.analysis import datasets
     from flake8_dlworker.analysis.loaders import (
-        forces_fork, is_dataloader_call, may_have_workers)
+        argument, forces_fork, is_dataloader_call, may_have_workers, value_of)
 
     try:
         with open(path, "rb") as handle:
@@ -442,8 +443,10 @@ def _handed_classes(path, root):
     for call, scope, _owner in facts.calls:
         if not (is_dataloader_call(call, scope, facts) and may_have_workers(call)):
             continue
+        init = value_of(argument(call, "worker_init_fn"))
+        init = init is not None and not (isinstance(init, ast.Constant) and init.value is None)
         for dataset in datasets.dataset_classes(call, scope, facts, project):
             if dataset.facts is not facts:
                 found.append((os.path.realpath(dataset.facts.filename), dataset.node.lineno,
-                              dataset.node.name, call.lineno, forces_fork(call)))
+                              dataset.node.name, call.lineno, forces_fork(call), init))
     return found

@@ -52,9 +52,10 @@ def findings(scan):
 
 
 def handed_elsewhere(facts, method, reported=()):
-    """DLW108 in the dataset's own module, at the line that keeps the handle, for a class
-    that another module of the project hands to a loader with workers
-    (analysis/project.py): the file where the code must change."""
+    """DLW108 (and DLW111) in the dataset's own module, at the line that keeps the handle
+    (the generator), for a class that another module of the project hands to a loader
+    with workers (analysis/project.py): the file where the code must change. A generator
+    is reported only for a loader given no ``worker_init_fn`` (one may reseed it)."""
     classes = {}
     for name, bindings in facts.module.bindings.items():
         for binding in bindings:
@@ -72,26 +73,37 @@ def handed_elsewhere(facts, method, reported=()):
                        | {c for n in named for c in factories.get(n, ())}):
         for node in classes[name]:
             dataset = datasets.DatasetClass(node, None, None, facts)
-            if any(True for fork in (False, True) for _found in _handles(dataset, fork)):
+            if any(True for fork in (False, True) for _found in _handles(dataset, fork)) \
+                    or _keeps_generator(dataset):
                 kept.setdefault(name, []).append(node)
     if not kept:
         return
     words = set(kept) | {n for n, made in factories.items() if made & set(kept)}
     sites = worker_loader_sites(facts.filename, kept, words)
     seen = {(f.line, f.col, f.code) for f in reported}
+    here = os.path.dirname(os.path.realpath(facts.filename))
     for name, loaders in sorted(sites.items()):
-        fork = method == "fork" or all(forced for _path, _line, forced in loaders)
-        path, line, _forced = min(loaders)
-        where = "handed to DataLoader workers at %s:%d" % (
-            os.path.relpath(path, os.path.dirname(os.path.realpath(facts.filename))), line)
+        fork = method == "fork" or all(site[2] for site in loaders)
+        where = _handed_at(min(loaders), here)
+        bare = sorted(site for site in loaders if not site[3])  # no worker_init_fn
         for node in kept[name]:
-            for code, value, words in _handles(datasets.DatasetClass(node, None, None, facts),
-                                               fork):
+            dataset = datasets.DatasetClass(node, None, None, facts)
+            found = list(_handles(dataset, fork))
+            if bare:
+                found.extend((code, value, dict(words, where=_handed_at(bare[0], here)))
+                             for code, value, words in _generators(
+                                 dataset, None, None, facts,
+                                 method == "fork" or all(site[2] for site in bare)))
+            for code, value, words in found:
                 if (value.lineno, value.col_offset, code) in seen:
                     continue
                 seen.add((value.lineno, value.col_offset, code))
-                words["where"] = where
+                words.setdefault("where", where)
                 yield Finding(value.lineno, value.col_offset, code, _message(code, words))
+
+
+def _handed_at(site, here):
+    return "handed to DataLoader workers at %s:%d" % (os.path.relpath(site[0], here), site[1])
 
 
 def _factories(facts, classes):
@@ -309,8 +321,21 @@ def _is_generator_function(function):
 
 # --- DLW111 ----------------------------------------------------------------------------
 
+def _keeps_generator(dataset):
+    """A cheap look: does the class's ``__init__`` keep a generator object?"""
+    home = dataset.facts
+    for _attr, value, init, _cls in datasets.init_assigns(dataset.node, home):
+        init_scope = home.scopes.get(init)
+        if init_scope is not None and any(
+                _generator_factory(value, init_scope, home, fork) is not None
+                for fork in (False, True)):
+            return True
+    return False
+
+
 def _generators(dataset, call, scope, facts, fork):
-    """(code, value, message words) for each generator the workers draw from."""
+    """(code, value, message words) for each generator the workers draw from (``call``:
+    the loader, None for one given no ``worker_init_fn``)."""
     home = dataset.facts
     rngs = []
     for attr, value, init, _cls in datasets.init_assigns(dataset.node, home):
@@ -323,7 +348,7 @@ def _generators(dataset, call, scope, facts, fork):
     if not rngs:
         return
     worker_code = datasets.reachable(datasets.dataset_worker_methods(dataset))
-    init_fn = argument(call, "worker_init_fn")
+    init_fn = argument(call, "worker_init_fn") if call is not None else None
     init_code = None
     if isinstance(value_of(init_fn), ast.Lambda):
         if not _reseeds_only_global_generators(value_of(init_fn), scope, facts):
