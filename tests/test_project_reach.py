@@ -285,7 +285,7 @@ def test_factories_and_pipelines_of_a_module_beside_are_followed(tmp_path):
     """}))
     found, texts = flake8(tmp_path)
     assert found == {("train.py", 5, 27, "DLW103"), ("train.py", 6, 27, "DLW102"),
-                     ("train.py", 7, 27, "DLW102")}
+                     ("train.py", 7, 27, "DLW102"), ("factories.py", 6, 5, "DLW103")}
     assert "class 'Squares' defined inside make_dataset() reaches a worker as part of the " \
         "dataset (factories.py:6)" in texts[("train.py", 5, 27, "DLW103")]
     assert texts[("train.py", 6, 27, "DLW102")].startswith(
@@ -553,4 +553,23 @@ def test_a_generator_is_not_reported_where_each_loader_may_reseed_it(tmp_path):
             print(list(DataLoader(build(), num_workers=2, worker_init_fn=reseed)))
             print(list(DataLoader(Noisy(), num_workers=0)))
     """})
+    assert flake8(tmp_path)[0] == set()
+
+
+def test_a_class_a_factory_defines_is_reported_in_the_factory_module(tmp_path):
+    """DLW103 at the class a factory of another module defines and returns (or returns
+    an instance of), when a loader with spawned workers gets it; and at the loader."""
+    write(tmp_path, dict(FACTORIES, **{"train.py": """\
+        from torch.utils.data import DataLoader
+        from factories import make_dataset
+
+        if __name__ == "__main__":
+            print(list(DataLoader(make_dataset(8)(), num_workers=2)))
+    """}))
+    found, texts = flake8(tmp_path)
+    assert found == {("train.py", 5, 27, "DLW103"), ("factories.py", 6, 5, "DLW103")}
+    assert "as part of the dataset (handed to DataLoader workers at train.py:5)" in texts[
+        ("factories.py", 6, 5, "DLW103")]
+    (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text().replace(
+        "num_workers=2", 'num_workers=2, multiprocessing_context="fork"'))
     assert flake8(tmp_path)[0] == set()

@@ -91,7 +91,9 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
             return
         if qualname and "." in qualname and project is not None:
             _imported_class(qualname, expr, scope, found, project, facts)
-        if len(found) == before:  # build_dataset(cfg): what the function returns
+        if len(found) == before and isinstance(func, ast.Call):
+            _returned_classes(func, expr, scope, facts, found)
+        elif len(found) == before:  # build_dataset(cfg): what the function returns
             for value, value_scope, home in returned_values(expr, scope, facts):
                 _instances(value, value_scope, home, depth + 1, found, seen, project)
     elif isinstance(expr, ast.Name):
@@ -107,6 +109,15 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
     else:
         for value, value_scope in self_attribute_values(expr, scope, facts):
             _instances(value, value_scope, facts, depth + 1, found, seen, project)
+
+
+def _returned_classes(factory, ctor, scope, facts, found):
+    """``make_dataset(8)()``: the classes the factory returns (defined in its body)."""
+    for value, value_scope, home in returned_values(factory, scope, facts):
+        if isinstance(value, ast.Name):
+            for binding in home.lookup(value.id, value_scope):
+                if isinstance(binding.value, ast.ClassDef):
+                    found.append(DatasetClass(binding.value, ctor, scope, home, facts))
 
 
 def self_attribute_values(expr, scope, facts):
