@@ -63,9 +63,10 @@ def factory_classes_handed_elsewhere(facts, method):
     (``def make_dataset(): class Squares(Dataset): ...; return Squares``), when another
     module of the project hands it to a loader whose workers are not forked
     (analysis/project.py): the file where the code must change."""
+    named = named_by_loader_modules(facts.filename, facts.module.bindings)
     factories = {}
-    for name, bindings in facts.module.bindings.items():
-        for binding in bindings:
+    for name in sorted(named):
+        for binding in facts.module.bindings.get(name, ()):
             function = binding.value
             scope = facts.scopes.get(function) if binding.place == MODULE else None
             if scope is None or not isinstance(function, (ast.FunctionDef,
@@ -79,14 +80,11 @@ def factory_classes_handed_elsewhere(facts, method):
                         factories.setdefault(name, []).append(local.value)
     if not factories:
         return
-    named = sorted(named_by_loader_modules(facts.filename, factories))
-    if not named:
-        return
-    sites = worker_loader_sites(facts.filename, {c.name for n in named for c in factories[n]},
-                                named)
+    sites = worker_loader_sites(facts.filename, {c.name for n in factories
+                                                 for c in factories[n]}, factories)
     here = os.path.dirname(os.path.realpath(facts.filename))
     code = code_for("pickle_kind", "local")
-    for name in named:
+    for name in factories:
         for cls in factories[name]:
             spawned = sorted(site for site in sites.get(cls.name, ()) if not site[2])
             if not spawned:

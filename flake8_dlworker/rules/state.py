@@ -66,8 +66,10 @@ def handed_elsewhere(facts, method, reported=()):
     # cheap first: a class (or a function of this module that returns one) some loader
     # module names, then one that keeps a handle, and only then the analysis of the
     # modules that may hand it to workers
-    factories = _factories(facts, classes)
-    named = named_by_loader_modules(facts.filename, list(classes) + list(factories))
+    named = named_by_loader_modules(facts.filename, facts.module.bindings)
+    if not named:
+        return
+    factories = _factories(facts, classes, named)
     kept = {}
     for name in sorted({n for n in named if n in classes}
                        | {c for n in named for c in factories.get(n, ())}):
@@ -106,13 +108,14 @@ def _handed_at(site, here):
     return "handed to DataLoader workers at %s:%d" % (os.path.relpath(site[0], here), site[1])
 
 
-def _factories(facts, classes):
-    """{name of a module-level function: the names of this module's ``classes`` it
-    returns an instance of}: ``def build_shards(): return Shards()``, read from the
-    function's own ``return`` statements only (a cheap look, before any analysis)."""
+def _factories(facts, classes, named):
+    """{name of a module-level function among ``named``: the names of this module's
+    ``classes`` it returns an instance of}: ``def build_shards(): return Shards()``, read
+    from the function's own ``return`` statements only (a cheap look, before any
+    analysis)."""
     found = {}
-    for name, bindings in facts.module.bindings.items():
-        for binding in bindings:
+    for name in named:
+        for binding in facts.module.bindings.get(name, ()):
             function = binding.value
             scope = facts.scopes.get(function) if binding.place == MODULE else None
             if scope is None or not isinstance(function, (ast.FunctionDef,
