@@ -80,16 +80,18 @@ _INSTALLED = frozenset(("site-packages", "dist-packages"))
 
 def package_of(filename):
     """(folder that holds the top package, [its package names]) for the package the
-    module ``filename`` lies in (its own folder, and each folder above it with an
-    ``__init__.py``); None for installed code or a folder that is no package name."""
+    module ``filename`` lies in (its own folder and each folder above it, while they hold
+    an ``__init__.py``); None outside a package (a script's relative import fails when
+    it is run), for installed code, or a folder that is no package name."""
     folder = os.path.dirname(os.path.abspath(filename or "."))
     if folder not in _PACKAGES:
-        parts, top = [os.path.basename(folder)], os.path.dirname(folder)
+        parts, top = [], folder
         while os.path.isfile(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
             parts.insert(0, os.path.basename(top))
             top = os.path.dirname(top)
         found = (top, parts)
-        if _INSTALLED & set(folder.split(os.sep)) or not all(p.isidentifier() for p in parts):
+        if not parts or _INSTALLED & set(folder.split(os.sep)) or not all(
+                p.isidentifier() for p in parts):
             found = None
         _PACKAGES[folder] = found
     return _PACKAGES[folder]

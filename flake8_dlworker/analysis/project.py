@@ -134,6 +134,10 @@ def reaches_sibling_workers(tree, filename):
     if not imported:
         return False
     base = os.path.dirname(os.path.abspath(filename or "."))
+    # ``from .train import main`` lies beside the file, in a package only
+    package = os.path.isfile(os.path.join(base, "__init__.py"))
+    imported = {name: module.lstrip(".") for name, module in imported.items()
+                if package or not module.startswith(".")}
     return (_calls_sibling_at_top(tree, base, imported)
             or any(_sibling_mentions_workers(base, module)
                    for module in list(dict.fromkeys(imported.values()))[:MAX_MODULES]))
@@ -142,13 +146,12 @@ def reaches_sibling_workers(tree, filename):
 def _top_imports(tree):
     imported = {}
     for stmt in _unguarded_statements(tree.body):
-        # ``from .train import main`` lies beside the file as ``train`` does
         if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level <= 1:
             for alias in stmt.names:
-                imported[alias.asname or alias.name] = stmt.module
+                imported[alias.asname or alias.name] = "." * stmt.level + stmt.module
         elif isinstance(stmt, ast.ImportFrom) and stmt.level == 1:  # from . import train
             for alias in stmt.names:
-                imported[alias.asname or alias.name] = alias.name
+                imported[alias.asname or alias.name] = "." + alias.name
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 imported[(alias.asname or alias.name).partition(".")[0]] = alias.name
