@@ -253,13 +253,21 @@ def test_dataset_state_and_worker_code_in_a_sibling_module(tmp_path):
     assert "DLW111 dataset attribute 'self.rng' holds a random generator " \
            "(np.random.default_rng, data.py:9)" in found[2]
     assert found[3].startswith("DLW109 IterableDataset 'Stream' ignores get_worker_info()")
-    # the dataset's own module names the handle where it is kept, and the loader
+    # the dataset's own module names the handle and the generator where they are kept,
+    # and the loader
     own = flake8(tmp_path / "data.py").stdout.replace(str(tmp_path), "").splitlines()
     assert own == ["/data.py:8:21: DLW108 dataset attribute 'self.file' holds an open file, "
                    "handed to DataLoader workers at train.py:5, which cannot be pickled into "
                    "workers or shared across fork; open it lazily in each worker (in "
-                   "__getitem__ or worker_init_fn)"]
-    assert flake8(tmp_path / "data.py", "--dlw-start-method", "fork").stdout == ""
+                   "__getitem__ or worker_init_fn)",
+                   "/data.py:9:20: DLW111 dataset attribute 'self.rng' holds a random "
+                   "generator (np.random.default_rng, handed to DataLoader workers at "
+                   "train.py:5) that every worker copies in the same state; create or reseed "
+                   "it per worker from get_worker_info().seed"]
+    # forked workers share an open file fine, and copy the generator all the same
+    forked = flake8(tmp_path / "data.py", "--dlw-start-method", "fork").stdout
+    assert forked.replace(str(tmp_path), "").splitlines() == own[1:]
+    assert "DLW111" in flake8(tmp_path / "train.py", "--dlw-start-method", "fork").stdout
     fork = flake8(tmp_path / "train.py", "--dlw-start-method", "fork").stdout
     assert [line.split(": ", 1)[1].split()[0] for line in fork.splitlines()] == [
         "DLW107", "DLW111", "DLW109"]

@@ -7,7 +7,9 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DLW\d{3}) (?P<text>.*)$")
 
 H5_DATASET = """\
@@ -283,7 +285,7 @@ def test_factories_and_pipelines_of_a_module_beside_are_followed(tmp_path):
     """}))
     found, texts = flake8(tmp_path)
     assert found == {("train.py", 5, 27, "DLW103"), ("train.py", 6, 27, "DLW102"),
-                     ("train.py", 7, 27, "DLW102")}
+                     ("train.py", 7, 27, "DLW102"), ("factories.py", 6, 5, "DLW103")}
     assert "class 'Squares' defined inside make_dataset() reaches a worker as part of the " \
         "dataset (factories.py:6)" in texts[("train.py", 5, 27, "DLW103")]
     assert texts[("train.py", 6, 27, "DLW102")].startswith(
@@ -342,3 +344,232 @@ def test_a_folder_without_a_project_marker_is_read_into_its_packages_only(tmp_pa
     assert flake8(tmp_path / "data")[0] == {("frames.py", 7, 21, "DLW108")}
     (tmp_path / "train.py").unlink()
     assert flake8(tmp_path / "data")[0] == set()
+
+
+RELATIVE_PACKAGE = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "",
+    "pkg/data/__init__.py": "",
+    "pkg/data/frames.py": H5_DATASET + """
+
+    def build(path):
+        frames = Frames(path)
+        return frames
+
+
+    def build_lazy(path):
+        return LazyFrames(path)
+    """,
+    "pkg/train/__init__.py": "",
+}
+
+
+def test_relative_imports_are_followed_in_a_package(tmp_path):
+    """``from ..data.frames import Frames``, ``from ..data import frames`` and a factory
+    named through them: the handle is reported at each loader and, once, in the dataset
+    module at the line that keeps it."""
+    write(tmp_path, dict(RELATIVE_PACKAGE, **{"pkg/train/loop.py": """\
+        from torch.utils.data import DataLoader
+
+        from ..data import frames
+        from ..data.frames import Frames, LazyFrames
+
+
+        def run():
+            print(list(DataLoader(Frames("x.h5"), num_workers=2)))
+            print(list(DataLoader(frames.build("x.h5"), num_workers=2)))
+            print(list(DataLoader(LazyFrames("x.h5"), num_workers=2)))
+            print(list(DataLoader(frames.build_lazy("x.h5"), num_workers=2)))
+    """}))
+    found, texts = flake8(tmp_path)
+    assert found == {("pkg/train/loop.py", 8, 27, "DLW108"),
+                     ("pkg/train/loop.py", 9, 27, "DLW108"),
+                     ("pkg/data/frames.py", 7, 21, "DLW108")}
+    assert "an h5py.File, handed to DataLoader workers at ../train/loop.py:8" in texts[
+        ("pkg/data/frames.py", 7, 21, "DLW108")]
+
+
+def test_a_package_module_found_by_one_dot_and_a_star(tmp_path):
+    write(tmp_path, dict(RELATIVE_PACKAGE, **{
+        "pkg/data/run.py": """\
+            from torch.utils.data import DataLoader
+
+            from . import frames
+            from .frames import *  # noqa: F403
+
+
+            def run():
+                print(list(DataLoader(frames.Frames("x.h5"), num_workers=2)))
+                print(list(DataLoader(build("x.h5"), num_workers=2)))  # noqa: F405
+        """}))
+    assert flake8(tmp_path)[0] == {("pkg/data/run.py", 8, 27, "DLW108"),
+                                   ("pkg/data/run.py", 9, 27, "DLW108"),
+                                   ("pkg/data/frames.py", 7, 21, "DLW108")}
+
+
+def test_relative_imports_clean_twins(tmp_path):
+    """The classes reached through relative imports that open their file in each worker,
+    or go to a loader without workers; an import above the top package is no module."""
+    write(tmp_path, dict(RELATIVE_PACKAGE, **{"pkg/train/loop.py": """\
+        from torch.utils.data import DataLoader
+
+        from ..data import frames
+        from ...elsewhere import Frames as Outside
+        from ..data.frames import Frames, LazyFrames
+
+
+        def run():
+            print(list(DataLoader(Frames("x.h5"), num_workers=0)))
+            print(list(DataLoader(frames.build("x.h5"), num_workers=0)))
+            print(list(DataLoader(LazyFrames("x.h5"), num_workers=2)))
+            print(list(DataLoader(frames.build_lazy("x.h5"), num_workers=2)))
+            print(list(DataLoader(Outside("x.h5"), num_workers=2)))
+    """}))
+    assert flake8(tmp_path)[0] == set()
+
+
+def test_relative_names_inside_a_package_named_torch_are_not_torchs(tmp_path):
+    """Inside torch's own sources ``from .data import DataLoader`` is the library's
+    private business: a name a relative import binds never reads as a library's."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "torch/__init__.py": "",
+        "torch/utils/__init__.py": "",
+        "torch/utils/data.py": """\
+            class DataLoader:
+                def __init__(self, dataset, num_workers=0, collate_fn=None):
+                    self.dataset = dataset
+        """,
+        "torch/utils/use.py": """\
+            from .data import DataLoader
+
+
+            def run(dataset):
+                return DataLoader(dataset, num_workers=2, collate_fn=lambda b: b)
+        """})
+    assert flake8(tmp_path)[0] == set()
+
+
+def test_a_dataset_a_function_returns_is_the_class_it_builds(tmp_path):
+    """``DataLoader(build(path))``: the function of a module beside the script, or of the
+    script itself, returns an instance of a class that keeps a handle."""
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "frames.py": H5_DATASET + """
+
+    def build(path):
+        return Frames(path)
+
+
+    def build_lazy(path):
+        return LazyFrames(path)
+    """,
+        "train.py": """\
+            from torch.utils.data import DataLoader
+
+            import frames
+            from frames import Frames
+
+
+            def local(path):
+                dataset = Frames(path)
+                return dataset
+
+
+            if __name__ == "__main__":
+                print(list(DataLoader(frames.build("x.h5"), num_workers=2)))
+                print(list(DataLoader(local("x.h5"), num_workers=2)))
+                print(list(DataLoader(frames.build_lazy("x.h5"), num_workers=2)))
+                print(list(DataLoader(local("x.h5"), num_workers=0)))
+        """})
+    assert flake8(tmp_path)[0] == {("train.py", 13, 27, "DLW108"),
+                                   ("train.py", 14, 27, "DLW108"),
+                                   ("frames.py", 7, 21, "DLW108")}
+
+
+def test_an_unguarded_call_to_a_function_a_relative_import_names(tmp_path):
+    """``python -m app.run``: its module is re-run in every spawned worker, and the
+    function its relative import names builds a loader with workers."""
+    loop = ("\n\n\ndef main():\n"
+            "    for (batch,) in {}CreateDataLoader(4).load_data():\n"
+            "        print(batch.sum().item())\n\n\n{}\n")
+    write(tmp_path, {
+        "pyproject.toml": "", "app/__init__.py": "",
+        "app/loaders_beside.py": (ROOT / "fixtures" / "loaders_beside.py").read_text(),
+        "app/run.py": "from .loaders_beside import CreateDataLoader" + loop.format("", "main()"),
+        "app/run_module.py": "from . import loaders_beside" + loop.format(
+            "loaders_beside.", "main()"),
+        "app/guarded.py": "from . import loaders_beside" + loop.format(
+            "loaders_beside.", 'if __name__ == "__main__":\n    main()'),
+    })
+    found, _texts = flake8(tmp_path)
+    assert found == {("app/run.py", 9, 1, "DLW101"), ("app/run_module.py", 9, 1, "DLW101")}
+
+
+NOISY = """\
+    import numpy as np
+    from torch.utils.data import Dataset
+
+
+    class Noisy(Dataset):
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, i):
+            return self.rng.integers(1 << 30)
+
+
+    def build():
+        return Noisy()
+"""
+
+
+def test_a_generator_is_reported_in_the_dataset_module_a_loader_draws_from(tmp_path):
+    """DLW111 in the class's own module for a loader with workers and no
+    ``worker_init_fn`` (one may reseed the copy), reached by name or through a factory."""
+    write(tmp_path, {"pyproject.toml": "", "noisy.py": NOISY, "train.py": """\
+        from torch.utils.data import DataLoader
+        from noisy import build
+
+        if __name__ == "__main__":
+            print(list(DataLoader(build(), num_workers=2)))
+    """})
+    found, texts = flake8(tmp_path)
+    assert found == {("train.py", 5, 27, "DLW111"), ("noisy.py", 7, 20, "DLW111")}
+    assert "(np.random.default_rng, handed to DataLoader workers at train.py:5)" in texts[
+        ("noisy.py", 7, 20, "DLW111")]
+
+
+def test_a_generator_is_not_reported_where_each_loader_may_reseed_it(tmp_path):
+    write(tmp_path, {"pyproject.toml": "", "noisy.py": NOISY, "train.py": """\
+        from torch.utils.data import DataLoader
+        from noisy import Noisy, build
+        from seeding import reseed
+
+        if __name__ == "__main__":
+            print(list(DataLoader(build(), num_workers=2, worker_init_fn=reseed)))
+            print(list(DataLoader(Noisy(), num_workers=0)))
+    """})
+    assert flake8(tmp_path)[0] == set()
+
+
+def test_a_class_a_factory_defines_is_reported_in_the_factory_module(tmp_path):
+    """DLW103 at the class a factory of another module defines and returns (or returns
+    an instance of), when a loader with spawned workers gets it; and at the loader."""
+    write(tmp_path, dict(FACTORIES, **{"train.py": """\
+        from torch.utils.data import DataLoader
+        from factories import make_dataset
+
+        if __name__ == "__main__":
+            print(list(DataLoader(make_dataset(8)(), num_workers=2)))
+    """}))
+    found, texts = flake8(tmp_path)
+    assert found == {("train.py", 5, 27, "DLW103"), ("factories.py", 6, 5, "DLW103")}
+    assert "as part of the dataset (handed to DataLoader workers at train.py:5)" in texts[
+        ("factories.py", 6, 5, "DLW103")]
+    (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text().replace(
+        "num_workers=2", 'num_workers=2, multiprocessing_context="fork"'))
+    assert flake8(tmp_path)[0] == set()

@@ -10,7 +10,8 @@ cost stays off the per-file path of files without such loaders.
 """
 import ast
 
-from flake8_dlworker.analysis.flow import attribute_values, class_chain, enclosing_method
+from flake8_dlworker.analysis.flow import (
+    attribute_values, class_chain, enclosing_method, returned_values)
 from flake8_dlworker.analysis.loaders import argument, value_of
 from flake8_dlworker.analysis.names import PARTIAL
 
@@ -78,6 +79,7 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
     seen.add(id(expr))
     if isinstance(expr, ast.Call):
         func = expr.func
+        before = len(found)
         if isinstance(func, ast.Name):
             for binding in facts.lookup(func.id, scope):
                 if isinstance(binding.value, ast.ClassDef):
@@ -86,8 +88,14 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
         if qualname and qualname.startswith(_WRAPPER_PREFIX):
             for arg in expr.args:  # Subset(ds, idx), ConcatDataset([a, b])
                 _instances(arg, scope, facts, depth + 1, found, seen, project)
-        elif qualname and "." in qualname and project is not None:
+            return
+        if qualname and "." in qualname and project is not None:
             _imported_class(qualname, expr, scope, found, project, facts)
+        if len(found) == before and isinstance(func, ast.Call):
+            _returned_classes(func, expr, scope, facts, found)
+        elif len(found) == before:  # build_dataset(cfg): what the function returns
+            for value, value_scope, home in returned_values(expr, scope, facts):
+                _instances(value, value_scope, home, depth + 1, found, seen, project)
     elif isinstance(expr, ast.Name):
         for binding in facts.lookup(expr.id, scope):
             if isinstance(binding.value, ast.expr):
@@ -101,6 +109,15 @@ def _instances(expr, scope, facts, depth, found, seen, project=None):
     else:
         for value, value_scope in self_attribute_values(expr, scope, facts):
             _instances(value, value_scope, facts, depth + 1, found, seen, project)
+
+
+def _returned_classes(factory, ctor, scope, facts, found):
+    """``make_dataset(8)()``: the classes the factory returns (defined in its body)."""
+    for value, value_scope, home in returned_values(factory, scope, facts):
+        if isinstance(value, ast.Name):
+            for binding in home.lookup(value.id, value_scope):
+                if isinstance(binding.value, ast.ClassDef):
+                    found.append(DatasetClass(binding.value, ctor, scope, home, facts))
 
 
 def self_attribute_values(expr, scope, facts):

@@ -10,7 +10,7 @@ is known.
 import ast
 import os
 
-from flake8_dlworker.analysis.names import canonical, dotted, record_import
+from flake8_dlworker.analysis.names import canonical, dotted, record_import, relative_module
 
 #: where a definition lives, which decides whether a spawned worker can import it
 MODULE = "module"      # module level: importable by qualified name
@@ -291,8 +291,10 @@ class _Walker:
                 facts.declared_global.update(node.names)
                 continue
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                record_import(node, scope.aliases)
-                if isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                record_import(node, scope.aliases, facts.filename)
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    self._relative(node, scope)
+                elif isinstance(node, ast.ImportFrom) and node.module \
                         and any(alias.name == "*" for alias in node.names):
                     scope.stars.append(node.module)
                 continue
@@ -317,6 +319,16 @@ class _Walker:
                     if item.optional_vars is not None:
                         self._bind_target(item.optional_vars, item.context_expr, scope, place)
             _push_children(node, stack, scope, owner, place)
+
+    def _relative(self, node, scope):
+        """``from .data import *`` and the folder its package lies in, for the project."""
+        module = relative_module(self.facts.filename, node.level, node.module)
+        if module is None:
+            return
+        if any(alias.name == "*" for alias in node.names):
+            scope.stars.append(module)
+        if self.facts.project is not None:
+            self.facts.project.add_package(self.facts.filename)
 
     def _bind_target(self, target, value, scope, place):
         if isinstance(target, ast.Name):

@@ -12,19 +12,23 @@ import os
 import re
 
 from flake8_dlworker.analysis.module import analyze_module, is_inverted_guard, is_main_guard
+from flake8_dlworker.analysis.names import package_of
 from flake8_dlworker.analysis.triggers import might_start_workers
 
 MAX_MODULES = 8
 
 
 class Project:
-    __slots__ = ("base", "paths", "_facts", "_opened", "_loaders", "_beside")
+    __slots__ = ("base", "paths", "packages", "_facts", "_opened", "_loaders", "_beside")
 
     def __init__(self, filename):
         self.base = os.path.dirname(os.path.abspath(filename or "."))
         #: where its imports are looked for: the script's folder, then what it puts on
         #: ``sys.path`` (:meth:`follow_sys_path`)
         self.paths = [self.base]
+        #: where its relative imports are looked for (``.pkg.data``, analysis/names.py's
+        #: ``relative_module``): the folders that hold the packages of its modules
+        self.packages = []
         self._facts = {}
         self._opened = 0
         self._loaders = {}
@@ -56,8 +60,19 @@ class Project:
     def beside(self, modname):
         """A cheap stat before astroid: does the module's top package lie here?"""
         if modname not in self._beside:
-            self._beside[modname] = any(_lies_beside(path, modname) for path in self.paths)
+            self._beside[modname] = any(_lies_beside(path, modname.lstrip("."))
+                                        for path in self._folders(modname))
         return self._beside[modname]
+
+    def add_package(self, filename):
+        """Look for the relative imports of the module ``filename`` in its package."""
+        package = package_of(filename)
+        if package is not None and package[0] not in self.packages:
+            self.packages.append(package[0])
+            self._beside.clear()
+
+    def _folders(self, modname):
+        return self.packages if modname.startswith(".") else self.paths
 
     def follow_sys_path(self, facts):
         """Look for imports in the folders the module ``facts`` adds to ``sys.path`` too
@@ -70,14 +85,16 @@ class Project:
     def _resolve(self, modname):
         from astroid import modutils  # heavy: imported only when a sibling is asked for
 
+        folders = self._folders(modname)
         try:
-            path = modutils.file_from_modpath(modname.split("."), path=list(self.paths))
+            path = modutils.file_from_modpath(modname.lstrip(".").split("."),
+                                              path=list(folders))
         except (ImportError, SyntaxError, ValueError, AttributeError):
             return None
         if not path or not path.endswith(".py"):
             return None
         path = os.path.abspath(path)
-        if not any(path.startswith(folder + os.sep) for folder in self.paths):
+        if not any(path.startswith(folder + os.sep) for folder in folders):
             return None
         return path
 
@@ -117,6 +134,10 @@ def reaches_sibling_workers(tree, filename):
     if not imported:
         return False
     base = os.path.dirname(os.path.abspath(filename or "."))
+    # ``from .train import main`` lies beside the file, in a package only
+    package = os.path.isfile(os.path.join(base, "__init__.py"))
+    imported = {name: module.lstrip(".") for name, module in imported.items()
+                if package or not module.startswith(".")}
     return (_calls_sibling_at_top(tree, base, imported)
             or any(_sibling_mentions_workers(base, module)
                    for module in list(dict.fromkeys(imported.values()))[:MAX_MODULES]))
@@ -125,9 +146,12 @@ def reaches_sibling_workers(tree, filename):
 def _top_imports(tree):
     imported = {}
     for stmt in _unguarded_statements(tree.body):
-        if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level <= 1:
             for alias in stmt.names:
-                imported[alias.asname or alias.name] = stmt.module
+                imported[alias.asname or alias.name] = "." * stmt.level + stmt.module
+        elif isinstance(stmt, ast.ImportFrom) and stmt.level == 1:  # from . import train
+            for alias in stmt.names:
+                imported[alias.asname or alias.name] = "." + alias.name
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 imported[(alias.asname or alias.name).partition(".")[0]] = alias.name
@@ -313,13 +337,15 @@ def named_by_loader_modules(filename, names):
     return index.named(os.path.realpath(filename), names) if index is not None else set()
 
 
-def worker_loader_sites(filename, names):
-    """{class name: [(path of the loader's module, line, forces fork)]} for the classes
+def worker_loader_sites(filename, names, words=None):
+    """{class name: [(path of the loader's module, line, forces fork, given a
+    worker_init_fn)]} for the classes
     of the module ``filename`` named in ``names`` that a module elsewhere in its project
     hands to a DataLoader that may start workers. A module is analysed (once per
-    process) only when its text builds a loader and names one of the classes."""
+    process) only when its text builds a loader and names one of ``words`` (by default
+    the classes; a function that returns one of them, too)."""
     index = _index(filename)
-    return index.sites(os.path.realpath(filename), names) if index is not None else {}
+    return index.sites(os.path.realpath(filename), names, words) if index is not None else {}
 
 
 def _index(filename):
@@ -352,15 +378,16 @@ class ProjectIndex:
                 found |= wanted & words
         return found
 
-    def sites(self, path, names):
+    def sites(self, path, names, named_by=None):
         found = {}
         wanted = set(names)
+        look_for = set(named_by) if named_by is not None else wanted
         for other, words in self._loader_files():
-            if other == path or not wanted & words:
+            if other == path or not look_for & words:
                 continue
-            for home, _line, name, line, fork in self._sites_in(other):
+            for home, _line, name, line, fork, init in self._sites_in(other):
                 if home == path and name in wanted:
-                    found.setdefault(name, []).append((other, line, fork))
+                    found.setdefault(name, []).append((other, line, fork, init))
         return found
 
     def _loader_files(self):
@@ -397,13 +424,13 @@ def _project_files(root, marked):
 
 
 def _handed_classes(path, root):
-    """(class's module, class line, class name, loader line, forces fork) for each class
-    of another module that the module at ``path`` hands to a loader with workers; its
-    imports are looked for beside it, in what it adds to ``sys.path`` and at the
-    project's top."""
+    """(class's module, class line, class name, loader line, forces fork, given a
+    ``worker_init_fn``) for each class of another module that the module at ``path``
+    hands to a loader with workers; its imports are looked for beside it, in what it adds
+    to ``sys.path`` and at the project's top."""
     from flake8_dlworker.analysis import datasets
     from flake8_dlworker.analysis.loaders import (
-        forces_fork, is_dataloader_call, may_have_workers)
+        argument, forces_fork, is_dataloader_call, may_have_workers, value_of)
 
     try:
         with open(path, "rb") as handle:
@@ -419,8 +446,10 @@ def _handed_classes(path, root):
     for call, scope, _owner in facts.calls:
         if not (is_dataloader_call(call, scope, facts) and may_have_workers(call)):
             continue
+        init = value_of(argument(call, "worker_init_fn"))
+        init = init is not None and not (isinstance(init, ast.Constant) and init.value is None)
         for dataset in datasets.dataset_classes(call, scope, facts, project):
             if dataset.facts is not facts:
                 found.append((os.path.realpath(dataset.facts.filename), dataset.node.lineno,
-                              dataset.node.name, call.lineno, forces_fork(call)))
+                              dataset.node.name, call.lineno, forces_fork(call), init))
     return found

@@ -19,6 +19,7 @@ from flake8_dlworker.analysis.loaders import (
     SENT_TO_WORKERS, forces_fork, is_dataloader_call, may_have_workers, sent_to_workers)
 from flake8_dlworker.analysis.guarded import first_guarded_store, guarded_reads
 from flake8_dlworker.analysis.module import GUARD, LOCAL, MAIN_FILE, MODULE, NOTEBOOK
+from flake8_dlworker.analysis.project import named_by_loader_modules, worker_loader_sites
 from flake8_dlworker.analysis.names import PARTIAL
 from flake8_dlworker.analysis.processes import pickled_callables
 from flake8_dlworker.catalog import RULES, code_for
@@ -52,7 +53,47 @@ def findings(scan):
     """Nothing is pickled under fork."""
     if scan.start_method == "fork":
         return ()
-    return check(scan.facts, scan.start_method, scan.project)
+    found = list(check(scan.facts, scan.start_method, scan.project))
+    if not scan.notebook:
+        found.extend(factory_classes_handed_elsewhere(scan.facts, scan.start_method))
+    return found
+
+
+def factory_classes_handed_elsewhere(facts, method):
+    """DLW103 in a factory's own module, at the class its body defines and returns
+    (``def make_dataset(): class Squares(Dataset): ...; return Squares``), when another
+    module of the project hands it to a loader whose workers are not forked
+    (analysis/project.py): the file where the code must change."""
+    named = named_by_loader_modules(facts.filename, facts.module.bindings)
+    factories = {}
+    for name in sorted(named):
+        for binding in facts.module.bindings.get(name, ()):
+            function = binding.value
+            scope = facts.scopes.get(function) if binding.place == MODULE else None
+            if scope is None or not isinstance(function, (ast.FunctionDef,
+                                                          ast.AsyncFunctionDef)):
+                continue
+            for value in scope.returns:
+                made = value.func if isinstance(value, ast.Call) else value
+                for local in scope.bindings.get(made.id, ()) if isinstance(
+                        made, ast.Name) else ():
+                    if isinstance(local.value, ast.ClassDef):
+                        factories.setdefault(name, []).append(local.value)
+    if not factories:
+        return
+    sites = worker_loader_sites(facts.filename, {c.name for n in factories
+                                                 for c in factories[n]}, factories)
+    here = os.path.dirname(os.path.realpath(facts.filename))
+    code = code_for("pickle_kind", "local")
+    for name in factories:
+        for cls in factories[name]:
+            spawned = sorted(site for site in sites.get(cls.name, ()) if not site[2])
+            if not spawned:
+                continue
+            role = "part of the dataset (handed to DataLoader workers at %s:%d)" % (
+                os.path.relpath(spawned[0][0], here), spawned[0][1])
+            yield Finding(cls.lineno, cls.col_offset, code, RULES[code].message.format(
+                kind="class", name=cls.name, scope=name, role=role, method=method))
 
 
 def check(facts, method, project):

@@ -54,9 +54,10 @@ def findings(scan):
 
 
 def handed_elsewhere(facts, method, reported=()):
-    """DLW108 in the dataset's own module, at the line that keeps the handle, for a class
-    that another module of the project hands to a loader with workers
-    (analysis/project.py): the file where the code must change."""
+    """DLW108 (and DLW111) in the dataset's own module, at the line that keeps the handle
+    (the generator), for a class that another module of the project hands to a loader
+    with workers (analysis/project.py): the file where the code must change. A generator
+    is reported only for a loader given no ``worker_init_fn`` (one may reseed it)."""
     classes = {}
     for name, bindings in facts.module.bindings.items():
         for binding in bindings:
@@ -64,32 +65,76 @@ def handed_elsewhere(facts, method, reported=()):
                 classes.setdefault(name, []).append(binding.value)
     if not classes:
         return
-    # cheap first: a class some loader module names, then one that keeps a handle, and
-    # only then the analysis of the modules that may hand it to workers
+    # cheap first: a class (or a function of this module that returns one) some loader
+    # module names, then one that keeps a handle, and only then the analysis of the
+    # modules that may hand it to workers
+    named = named_by_loader_modules(facts.filename, facts.module.bindings)
+    if not named:
+        return
+    factories = _factories(facts, classes, named)
     kept = {}
-    for name in named_by_loader_modules(facts.filename, classes):
+    for name in sorted({n for n in named if n in classes}
+                       | {c for n in named for c in factories.get(n, ())}):
         for node in classes[name]:
             dataset = datasets.DatasetClass(node, None, None, facts)
             if any(True for fork in (False, True)
-                   for _found in _handles(dataset, fork, beside=False)):
+                   for _found in _handles(dataset, fork, beside=False)) \
+                    or _keeps_generator(dataset):
                 kept.setdefault(name, []).append(node)
     if not kept:
         return
-    sites = worker_loader_sites(facts.filename, kept)
+    words = set(kept) | {n for n, made in factories.items() if made & set(kept)}
+    sites = worker_loader_sites(facts.filename, kept, words)
     seen = {(f.line, f.col, f.code) for f in reported}
+    here = os.path.dirname(os.path.realpath(facts.filename))
     for name, loaders in sorted(sites.items()):
-        fork = method == "fork" or all(forced for _path, _line, forced in loaders)
-        path, line, _forced = min(loaders)
-        where = "handed to DataLoader workers at %s:%d" % (
-            os.path.relpath(path, os.path.dirname(os.path.realpath(facts.filename))), line)
+        fork = method == "fork" or all(site[2] for site in loaders)
+        where = _handed_at(min(loaders), here)
+        bare = sorted(site for site in loaders if not site[3])  # no worker_init_fn
         for node in kept[name]:
-            for code, value, words, home in _handles(
-                    datasets.DatasetClass(node, None, None, facts), fork, beside=False):
-                if home is not facts or (value.lineno, value.col_offset, code) in seen:
+            dataset = datasets.DatasetClass(node, None, None, facts)
+            found = [(code, value, words) for code, value, words, home
+                     in _handles(dataset, fork, beside=False) if home is facts]
+            if bare:
+                found.extend((code, value, dict(words, where=_handed_at(bare[0], here)))
+                             for code, value, words in _generators(
+                                 dataset, None, None, facts,
+                                 method == "fork" or all(site[2] for site in bare)))
+            for code, value, words in found:
+                if (value.lineno, value.col_offset, code) in seen:
                     continue
                 seen.add((value.lineno, value.col_offset, code))
-                words["where"] = where
+                words.setdefault("where", where)
                 yield Finding(value.lineno, value.col_offset, code, _message(code, words))
+
+
+def _handed_at(site, here):
+    return "handed to DataLoader workers at %s:%d" % (os.path.relpath(site[0], here), site[1])
+
+
+def _factories(facts, classes, named):
+    """{name of a module-level function among ``named``: the names of this module's
+    ``classes`` it returns an instance of}: ``def build_shards(): return Shards()``, read
+    from the function's own ``return`` statements only (a cheap look, before any
+    analysis)."""
+    found = {}
+    for name in named:
+        for binding in facts.module.bindings.get(name, ()):
+            function = binding.value
+            scope = facts.scopes.get(function) if binding.place == MODULE else None
+            if scope is None or not isinstance(function, (ast.FunctionDef,
+                                                          ast.AsyncFunctionDef)):
+                continue
+            for value in scope.returns:
+                if isinstance(value, ast.Name):
+                    values = [b.value for b in scope.bindings.get(value.id, ())]
+                else:
+                    values = [value]
+                for made in values:
+                    if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) \
+                            and made.func.id in classes:
+                        found.setdefault(name, set()).add(made.func.id)
+    return found
 
 
 def check(loaders, facts, method, project=None):
@@ -358,8 +403,21 @@ def _is_generator_function(function):
 
 # --- DLW111 ----------------------------------------------------------------------------
 
+def _keeps_generator(dataset):
+    """A cheap look: does the class's ``__init__`` keep a generator object?"""
+    home = dataset.facts
+    for _attr, value, init, _cls in datasets.init_assigns(dataset.node, home):
+        init_scope = home.scopes.get(init)
+        if init_scope is not None and any(
+                _generator_factory(value, init_scope, home, fork) is not None
+                for fork in (False, True)):
+            return True
+    return False
+
+
 def _generators(dataset, call, scope, facts, fork):
-    """(code, value, message words) for each generator the workers draw from."""
+    """(code, value, message words) for each generator the workers draw from (``call``:
+    the loader, None for one given no ``worker_init_fn``)."""
     home = dataset.facts
     rngs = []
     for attr, value, init, _cls in datasets.init_assigns(dataset.node, home):
@@ -372,7 +430,7 @@ def _generators(dataset, call, scope, facts, fork):
     if not rngs:
         return
     worker_code = datasets.reachable(datasets.dataset_worker_methods(dataset))
-    init_fn = argument(call, "worker_init_fn")
+    init_fn = argument(call, "worker_init_fn") if call is not None else None
     init_code = None
     if isinstance(value_of(init_fn), ast.Lambda):
         if not _reseeds_only_global_generators(value_of(init_fn), scope, facts):
