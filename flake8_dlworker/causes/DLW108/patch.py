@@ -98,7 +98,10 @@ def fix(source, finding, facts, params_stored=False, local_kept=False):
         kept = _keep_local(tree, cls, init, local)
         return fix(kept, finding, facts, params_stored, True) if kept is not None else None
     helper_db = _helper_connection(tree, finding.text, assign.value)
-    if helper_db is not None:  # self.db = connect(path), a helper wrapping sqlite3's
+    if helper_db is not None and any(u is not assign.targets[0].target
+                                     for u in _uses(init, attr)):
+        # self.db = connect(path), a helper wrapping sqlite3's, read by __init__ itself:
+        # a reopened connection would not hold what __init__ saw or did
         return _copy_database(tree, cls, init, attr, helper_db, _derived(init, attr, set()))
     fixed = _fix_handle(tree, cls, init, attr, set())
     if fixed is None and not params_stored:
