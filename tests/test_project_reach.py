@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DLW\d{3}) (?P<text>.*)$")
 
@@ -573,3 +575,44 @@ def test_a_class_a_factory_defines_is_reported_in_the_factory_module(tmp_path):
     (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text().replace(
         "num_workers=2", 'num_workers=2, multiprocessing_context="fork"'))
     assert flake8(tmp_path)[0] == set()
+
+
+STAR_SCRIPT = """\
+    from models import *
+
+
+    class Lines(Dataset):
+        def __init__(self):
+            self.f = open(__file__)
+
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return i
+
+
+    if __name__ == "__main__":
+        for batch in DataLoader(Lines(), num_workers=2):
+            print(batch)
+    """
+
+
+@pytest.mark.parametrize("models, found", [
+    ("import torch\nfrom torch.utils.data import DataLoader, Dataset\n", True),
+    ("from torch.utils.data import DataLoader, Dataset\n__all__ = ['Dataset', 'DataLoader']\n",
+     True),
+    # __all__ hands on only what it names: DataLoader is not torch's here
+    ("from torch.utils.data import DataLoader, Dataset\n__all__ = ['Dataset']\n"
+     "def DataLoader(*args, **kwargs):\n    return []\n", False),
+    ("from torch.utils.data import DataLoader as _DataLoader, Dataset\n"
+     "def DataLoader(*args, **kwargs):\n    return []\n", False)])
+def test_torch_reached_through_a_star_import_of_a_project_module(tmp_path, models, found):
+    """``from models import *`` where ``models`` imports torch's DataLoader and Dataset:
+    the script's names are torch's, and its dataset's handle is DLW108; not where the
+    module hands on a DataLoader of its own."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text(models)
+    (tmp_path / "train.py").write_text(textwrap.dedent(STAR_SCRIPT))
+    codes = {(path, line, code) for path, line, _col, code in flake8(tmp_path)[0]}
+    assert codes == ({("train.py", 6, "DLW108")} if found else set()), codes

@@ -152,6 +152,11 @@ class ModuleFacts:
             for module in scope.stars:
                 if star_exports(module, head, self.project):
                     return canonical(".".join([module, head] + parts[1:]))
+                handed_on = (self.project.reexports(module).get(head)
+                             if self.project is not None and module not in _LIBRARY_STARS
+                             else None)
+                if handed_on is not None:  # from models import *, models imports torch's
+                    return canonical(".".join([handed_on] + parts[1:]))
             scope = scope.parent
         return None
 

@@ -12,14 +12,15 @@ import os
 import re
 
 from flake8_dlworker.analysis.module import analyze_module, is_inverted_guard, is_main_guard
-from flake8_dlworker.analysis.names import package_of
+from flake8_dlworker.analysis.names import package_of, record_import
 from flake8_dlworker.analysis.triggers import might_start_workers
 
 MAX_MODULES = 8
 
 
 class Project:
-    __slots__ = ("base", "paths", "packages", "_facts", "_opened", "_loaders", "_beside")
+    __slots__ = ("base", "paths", "packages", "_facts", "_opened", "_loaders", "_beside",
+                 "_reexports")
 
     def __init__(self, filename):
         self.base = os.path.dirname(os.path.abspath(filename or "."))
@@ -33,6 +34,33 @@ class Project:
         self._opened = 0
         self._loaders = {}
         self._beside = {}
+        self._reexports = {}
+
+    def reexports(self, modname):
+        """{name: qualified name} that the top-level imports of a module of the script's
+        folder bind, and ``from modname import *`` hands on (``from models import *``
+        where ``models`` imports torch's DataLoader): a parse of the module, no analysis;
+        its ``__all__`` when it has a literal one."""
+        if modname not in self._reexports:
+            found = {}
+            path = self._resolve(modname) if self.beside(modname) else None
+            tree = _parsed(path) if path is not None else None
+            if tree is not None:
+                public = None
+                for stmt in _unguarded_statements(tree.body):
+                    if isinstance(stmt, ast.Import) or (
+                            isinstance(stmt, ast.ImportFrom) and not stmt.level):
+                        record_import(stmt, found)
+                    elif isinstance(stmt, ast.Assign) and any(
+                            isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
+                        try:
+                            public = set(ast.literal_eval(stmt.value))
+                        except (ValueError, TypeError, SyntaxError):
+                            public = set()
+                found = {name: target for name, target in found.items()
+                         if not name.startswith("_") and (public is None or name in public)}
+            self._reexports[modname] = found
+        return self._reexports[modname]
 
     def module(self, modname):
         """The facts of a module of the script's folder, or None."""
@@ -108,13 +136,17 @@ def _mentions_workers(path):
         return False
 
 
-def _read(path, project):
+def _parsed(path):
     try:
         with open(path, "rb") as handle:
-            tree = ast.parse(handle.read(), path)
+            return ast.parse(handle.read(), path)
     except (OSError, SyntaxError, ValueError):
         return None
-    return analyze_module(tree, path, project)
+
+
+def _read(path, project):
+    tree = _parsed(path)
+    return None if tree is None else analyze_module(tree, path, project)
 
 
 def top_function(facts, name):
