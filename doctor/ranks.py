@@ -61,6 +61,17 @@ def attribute(ev, root):
     found = failures(ev)
     if root.rank is None and found:
         root.rank = found[0][1]
+    watched = sorted({r["rank"] for r in ev.ranks if r.get("rank") is not None})
+    if root.rank is None and not found and len(watched) == 1 and several_nodes(ev) \
+            and ev.outcome != "passed":
+        # one node of several, whose only rank was ended before it raised anything of
+        # its own (its launcher stopped it when another node's rank failed)
+        root.rank, root.elsewhere = watched[0], True
+        root.evidence.insert(0, "rank %d did not fail on its own: it was ended before it "
+                                "raised an error; no rank this run watched failed, so the "
+                                "root cause is in a rank of another node (that node's "
+                                "doctor names it; so does `python -m doctor explain` on "
+                                "every node's log)" % root.rank)
     if several_nodes(ev) and root.rank is not None:
         root.node = next((r.get("node") for r in ev.ranks if r.get("rank") == root.rank), None)
     if root.rank is None or ev.outcome == "passed":

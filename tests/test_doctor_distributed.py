@@ -408,6 +408,24 @@ def test_a_node_whose_ranks_only_lost_their_peer_is_not_labelled_the_root_cause(
     assert not diag.elsewhere and "[root cause, possible]" in text, text
 
 
+def test_a_node_whose_only_rank_was_ended_before_it_raised_points_to_another_node():
+    """One node's doctor of a two-node job: its rank was ended by its launcher before it
+    raised anything (the other node's rank failed first). The diagnosis carries that
+    rank and says the root cause is another node's."""
+    from doctor.evidence import Evidence
+    from doctor.ranks import attribute
+    from doctor.rulekit import Diagnosis
+
+    ev = Evidence(outcome="crashed", exit_code=1, target=["train.py"], source="run",
+                  start_method="spawn")
+    ev.ranks = [{"pid": 10, "rank": 0, "local_rank": 0, "node": 1, "nodes": 2}]
+    diag = Diagnosis("DLW208", "possible", ["the rank's process ended"])
+    attribute(ev, diag)
+    assert (diag.rank, diag.node, diag.elsewhere) == (0, 1, True)
+    assert "rank 0 did not fail on its own" in diag.evidence[0]
+    assert "root cause is in a rank of another node" in diag.evidence[0]
+
+
 # -- never a process left ---------------------------------------------------------------
 
 #: two ranks summing batches for ever, each with two workers
