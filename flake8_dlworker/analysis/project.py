@@ -11,7 +11,8 @@ import ast
 import os
 import re
 
-from flake8_dlworker.analysis.module import analyze_module, is_inverted_guard, is_main_guard
+from flake8_dlworker.analysis.module import (
+    MODULE, analyze_module, is_inverted_guard, is_main_guard)
 from flake8_dlworker.analysis.names import package_of, record_import
 from flake8_dlworker.analysis.triggers import might_start_workers
 
@@ -155,6 +156,19 @@ def top_function(facts, name):
         if isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return facts.scopes.get(binding.value)
     return None
+
+
+def module_functions(facts, names):
+    """(name, body Scope) of each module-level function (not one under the guard) among
+    ``names`` in ``facts``, in the names' order."""
+    for name in names:
+        for binding in facts.module.bindings.get(name, ()):
+            function = binding.value
+            if binding.place == MODULE and isinstance(
+                    function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope = facts.scopes.get(function)
+                if scope is not None:
+                    yield name, scope
 
 
 def reaches_sibling_workers(tree, filename):

@@ -19,7 +19,8 @@ from flake8_dlworker.analysis.loaders import (
     SENT_TO_WORKERS, forces_fork, is_dataloader_call, may_have_workers, sent_to_workers)
 from flake8_dlworker.analysis.guarded import first_guarded_store, guarded_reads
 from flake8_dlworker.analysis.module import GUARD, LOCAL, MAIN_FILE, MODULE, NOTEBOOK
-from flake8_dlworker.analysis.project import named_by_loader_modules, worker_loader_sites
+from flake8_dlworker.analysis.project import (
+    module_functions, named_by_loader_modules, worker_loader_sites)
 from flake8_dlworker.analysis.names import PARTIAL
 from flake8_dlworker.analysis.processes import pickled_callables
 from flake8_dlworker.catalog import RULES, code_for
@@ -66,19 +67,13 @@ def factory_classes_handed_elsewhere(facts, method):
     (analysis/project.py): the file where the code must change."""
     named = named_by_loader_modules(facts.filename, facts.module.bindings)
     factories = {}
-    for name in sorted(named):
-        for binding in facts.module.bindings.get(name, ()):
-            function = binding.value
-            scope = facts.scopes.get(function) if binding.place == MODULE else None
-            if scope is None or not isinstance(function, (ast.FunctionDef,
-                                                          ast.AsyncFunctionDef)):
-                continue
-            for value in scope.returns:
-                made = value.func if isinstance(value, ast.Call) else value
-                for local in scope.bindings.get(made.id, ()) if isinstance(
-                        made, ast.Name) else ():
-                    if isinstance(local.value, ast.ClassDef):
-                        factories.setdefault(name, []).append(local.value)
+    for name, scope in module_functions(facts, sorted(named)):
+        for value in scope.returns:
+            made = value.func if isinstance(value, ast.Call) else value
+            for local in scope.bindings.get(made.id, ()) if isinstance(
+                    made, ast.Name) else ():
+                if isinstance(local.value, ast.ClassDef):
+                    factories.setdefault(name, []).append(local.value)
     if not factories:
         return
     sites = worker_loader_sites(facts.filename, {c.name for n in factories

@@ -12,7 +12,8 @@ from flake8_dlworker.analysis import datasets
 from flake8_dlworker.analysis.flow import returned_values
 from flake8_dlworker.analysis.loaders import argument, forces_fork, literal, value_of
 from flake8_dlworker.analysis.module import MODULE
-from flake8_dlworker.analysis.project import named_by_loader_modules, worker_loader_sites
+from flake8_dlworker.analysis.project import (
+    module_functions, named_by_loader_modules, worker_loader_sites)
 from flake8_dlworker.catalog import RULES
 from flake8_dlworker.handles import HANDLES as KNOWN
 from flake8_dlworker.rules import Finding
@@ -118,22 +119,16 @@ def _factories(facts, classes, named):
     from the function's own ``return`` statements only (a cheap look, before any
     analysis)."""
     found = {}
-    for name in named:
-        for binding in facts.module.bindings.get(name, ()):
-            function = binding.value
-            scope = facts.scopes.get(function) if binding.place == MODULE else None
-            if scope is None or not isinstance(function, (ast.FunctionDef,
-                                                          ast.AsyncFunctionDef)):
-                continue
-            for value in scope.returns:
-                if isinstance(value, ast.Name):
-                    values = [b.value for b in scope.bindings.get(value.id, ())]
-                else:
-                    values = [value]
-                for made in values:
-                    if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) \
-                            and made.func.id in classes:
-                        found.setdefault(name, set()).add(made.func.id)
+    for name, scope in module_functions(facts, named):
+        for value in scope.returns:
+            if isinstance(value, ast.Name):
+                values = [b.value for b in scope.bindings.get(value.id, ())]
+            else:
+                values = [value]
+            for made in values:
+                if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) \
+                        and made.func.id in classes:
+                    found.setdefault(name, set()).add(made.func.id)
     return found
 
 
